@@ -1,0 +1,52 @@
+# ascendjob-controller — developer entry points. `make help` lists them.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PYTEST_ARGS ?=
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_-]+:.*##/ {printf "  \033[36m%-20s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(STAMP): setup.cfg pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+.PHONY: venv
+venv: $(STAMP) ## Create .venv and install the package with its dev extras (quick when nothing changed).
+
+.PHONY: test
+test: venv ## Run the whole test suite (unit, integration against the local cluster, e2e with kubectl).
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+.PHONY: lint
+lint: venv ## ruff + mypy.
+	$(BIN)/ruff check ascendjob_controller tests hack
+	$(BIN)/ruff format --check ascendjob_controller tests hack
+	$(BIN)/mypy
+
+.PHONY: fmt
+fmt: venv ## Format and auto-fix with ruff.
+	$(BIN)/ruff format ascendjob_controller tests hack
+	$(BIN)/ruff check --fix ascendjob_controller tests hack
+
+.PHONY: run
+run: venv ## Start the embedded local cluster in the foreground (kubectl works against it).
+	$(BIN)/ascendjob-controller local-cluster --port 6443 --kubeconfig $(CURDIR)/kubeconfig.local
+
+.PHONY: bench-localcluster
+bench-localcluster: venv ## Benchmark the embedded API server.
+	$(BIN)/python hack/bench_localcluster.py
+
+.PHONY: bench
+bench: bench-localcluster ## Run every benchmark.
+
+.PHONY: clean
+clean: ## Remove the virtual environment and caches.
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info
