@@ -1,0 +1,101 @@
+"""Structured logs: JSON lines in the cluster, readable lines on a terminal.
+
+structlog does the formatting, and standard-library `logging` (the kubernetes client, urllib3,
+our own modules that use `logging.getLogger`) is routed through the same processors by one
+`ProcessorFormatter` on the root handler, so every line has the same shape whoever wrote it:
+`timestamp` (ISO 8601, UTC), `level`, `event`, `logger`, plus the bound fields.
+
+Convention for callers: one event name per line (`"reconcile finished"`, not a sentence with
+values spliced in); values go in fields so they can be queried.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Mapping
+from typing import Any, TextIO
+
+import structlog
+from structlog.typing import Processor
+
+# Libraries that are chatty at DEBUG/INFO; they only speak up at WARNING unless we run at debug.
+NOISY_LOGGERS = ("urllib3", "kubernetes", "kubernetes.client.rest")
+
+_HANDLER_NAME = "ascendjob-controller"
+
+
+def _shared_processors() -> list[Processor]:
+    return [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        structlog.processors.StackInfoRenderer(),
+    ]
+
+
+def _renderer(log_format: str) -> Processor:
+    if log_format == "console":
+        return structlog.dev.ConsoleRenderer(colors=False, sort_keys=False)
+    return structlog.processors.JSONRenderer(sort_keys=False)
+
+
+def configure(
+    log_format: str = "json", log_level: str = "info", stream: TextIO | None = None
+) -> None:
+    """Install our formatting on the root logger; calling it again replaces the previous set-up.
+
+    Re-configuring is allowed (tests and `demo` do it); the handler we installed before is
+    removed, so lines are never written twice.
+    """
+    level = logging.getLevelName(log_level.upper())
+    if not isinstance(level, int):
+        raise ValueError(f"unknown log level {log_level!r}")
+    shared = _shared_processors()
+    final: list[Processor] = [structlog.stdlib.ProcessorFormatter.remove_processors_meta]
+    if log_format == "json":
+        final.append(structlog.processors.dict_tracebacks)
+    final.append(_renderer(log_format))
+    formatter = structlog.stdlib.ProcessorFormatter(foreign_pre_chain=shared, processors=final)
+
+    handler = logging.StreamHandler(stream if stream is not None else sys.stdout)
+    handler.set_name(_HANDLER_NAME)
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if h.get_name() == _HANDLER_NAME]:
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level)
+    for name in NOISY_LOGGERS:
+        logging.getLogger(name).setLevel(level if level <= logging.DEBUG else logging.WARNING)
+
+    structlog.configure(
+        processors=[
+            structlog.stdlib.filter_by_level,
+            *shared,
+            structlog.stdlib.PositionalArgumentsFormatter(),
+            structlog.stdlib.ProcessorFormatter.wrap_for_formatter,
+        ],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=False,
+    )
+
+
+def get_logger(name: str) -> structlog.stdlib.BoundLogger:
+    """A logger whose `logger` field is `name` (use the module's `__name__`)."""
+    logger: structlog.stdlib.BoundLogger = structlog.stdlib.get_logger(name)
+    return logger
+
+
+def job_fields(obj: Mapping[str, Any]) -> dict[str, str]:
+    """`namespace`, `name` and `uid` of a Kubernetes object, for every log line about a job."""
+    meta = obj.get("metadata") or {}
+    fields = {key: meta.get(key) for key in ("namespace", "name", "uid")}
+    return {key: str(value) for key, value in fields.items() if value}
+
+
+def bind_job(logger: structlog.stdlib.BoundLogger, obj: Mapping[str, Any]) -> Any:
+    """`logger` with the job's namespace, name and uid bound, so every line names its job."""
+    return logger.bind(**job_fields(obj))

@@ -1,0 +1,111 @@
+"""Logging: JSON lines with the agreed fields, stdlib logging routed through structlog."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from ascendjob_controller import logging as logs
+
+
+@pytest.fixture
+def stream() -> Iterator[io.StringIO]:
+    buffer = io.StringIO()
+    yield buffer
+    logs.configure("json", "info", stream=io.StringIO())  # leave nothing pointing at buffer
+
+
+def lines(buffer: io.StringIO) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in buffer.getvalue().splitlines()]
+
+
+def test_structlog_lines_are_json_with_the_fields(stream: io.StringIO) -> None:
+    logs.configure("json", "info", stream=stream)
+    logs.get_logger("ascendjob_controller.test").info("reconcile_finished", duration=0.25)
+    [line] = lines(stream)
+    assert line["event"] == "reconcile_finished"
+    assert line["level"] == "info"
+    assert line["logger"] == "ascendjob_controller.test"
+    assert line["duration"] == 0.25
+    assert line["timestamp"].endswith("Z")
+    assert "T" in line["timestamp"]
+
+
+def test_stdlib_logging_goes_through_the_same_processors(stream: io.StringIO) -> None:
+    logs.configure("json", "info", stream=stream)
+    logging.getLogger("some.library").warning("disk %s is full", "sda")
+    [line] = lines(stream)
+    assert line == {
+        "event": "disk sda is full",
+        "level": "warning",
+        "logger": "some.library",
+        "timestamp": line["timestamp"],
+    }
+
+
+def test_level_filters_both_worlds(stream: io.StringIO) -> None:
+    logs.configure("json", "warning", stream=stream)
+    logs.get_logger("a").info("hidden")
+    logging.getLogger("b").info("hidden too")
+    logs.get_logger("a").error("shown")
+    assert [line["event"] for line in lines(stream)] == ["shown"]
+
+
+def test_noisy_libraries_are_quiet_unless_debug(stream: io.StringIO) -> None:
+    logs.configure("json", "info", stream=stream)
+    logging.getLogger("urllib3.connectionpool").info("Starting new HTTP connection")
+    assert lines(stream) == []
+    logs.configure("json", "debug", stream=stream)
+    logging.getLogger("urllib3.connectionpool").debug("Starting new HTTP connection")
+    assert [line["event"] for line in lines(stream)] == ["Starting new HTTP connection"]
+
+
+def test_bind_job_adds_namespace_name_uid(stream: io.StringIO) -> None:
+    logs.configure("json", "info", stream=stream)
+    job = {"metadata": {"namespace": "default", "name": "j1", "uid": "u-1", "labels": {}}}
+    logs.bind_job(logs.get_logger("x"), job).info("job_created")
+    [line] = lines(stream)
+    assert (line["namespace"], line["name"], line["uid"]) == ("default", "j1", "u-1")
+
+
+def test_job_fields_skip_what_is_missing() -> None:
+    assert logs.job_fields({"metadata": {"name": "j"}}) == {"name": "j"}
+    assert logs.job_fields({}) == {}
+
+
+def test_reconfiguring_does_not_duplicate_lines(stream: io.StringIO) -> None:
+    logs.configure("json", "info", stream=stream)
+    logs.configure("json", "info", stream=stream)
+    logs.get_logger("x").info("once")
+    assert len(lines(stream)) == 1
+
+
+def test_exceptions_are_structured_in_json(stream: io.StringIO) -> None:
+    logs.configure("json", "info", stream=stream)
+    try:
+        raise RuntimeError("boom")
+    except RuntimeError:
+        logs.get_logger("x").exception("reconcile_failed")
+    [line] = lines(stream)
+    assert line["event"] == "reconcile_failed"
+    assert line["level"] == "error"
+    assert "boom" in json.dumps(line["exception"])
+
+
+def test_console_format_is_readable(stream: io.StringIO) -> None:
+    logs.configure("console", "info", stream=stream)
+    logs.get_logger("ascendjob_controller.x").info("job_created", name="j1")
+    text = stream.getvalue()
+    assert "job_created" in text
+    assert "name=j1" in text
+    assert not text.lstrip().startswith("{")
+
+
+def test_unknown_level_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown log level"):
+        logs.configure("json", "chatty", stream=io.StringIO())
