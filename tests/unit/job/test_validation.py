@@ -1,0 +1,116 @@
+"""Validation reasons and defaults (design section 4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ascendjob_controller.job import validation as v
+from ascendjob_controller.job.types import parse_job
+
+from .factories import container, job, replica
+
+
+def reasons(body: dict[str, Any]) -> list[str]:
+    return [problem.reason for problem in v.validate(body)]
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "mindspore", "tensorflow", "PyTorch"])
+def test_valid_jobs_have_no_problems(framework: str) -> None:
+    assert v.validate(job(framework)) == []
+
+
+def test_sample_is_valid() -> None:
+    from .factories import sample_job
+
+    assert v.validate(sample_job()) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (job(None), v.INVALID_FRAMEWORK),
+        (job("caffe"), v.INVALID_FRAMEWORK),
+        (job("pytorch", {}), v.INVALID_SPECS),
+        (job("pytorch", {"Master": replica(), "Chief": replica()}), v.INVALID_REPLICA_TYPE),
+        (
+            job("pytorch", {"Master": replica(), "Worker": replica(), "worker": replica()}),
+            v.INVALID_REPLICA_TYPE,
+        ),
+        (job("mindspore", {"Master": replica()}), v.INVALID_REPLICA_TYPE),
+        (job("pytorch", {"Master": replica(), "Worker": replica(20001)}), v.INVALID_REPLICA_SPEC),
+        (job("pytorch", {"Master": replica(), "Worker": replica(-1)}), v.INVALID_REPLICA_SPEC),
+        (job("pytorch", {"Master": replica(), "Worker": replica("3")}), v.INVALID_REPLICA_SPEC),  # type: ignore[arg-type]
+        (job("pytorch", {"Master": replica(2)}), v.INVALID_REPLICA_SPEC),
+        (job("pytorch", {"Master": replica(0)}), v.INVALID_REPLICA_SPEC),
+        (
+            job("pytorch", {"Master": {"template": {"spec": {"containers": []}}}}),
+            v.INVALID_REPLICA_SPEC,
+        ),
+        (job("pytorch", {"Master": {"replicas": 1}}), v.INVALID_REPLICA_SPEC),
+        (job("pytorch", {"Master": replica(containers=[{"name": "ascend"}])}), v.INVALID_CONTAINER),
+        (
+            job(
+                "pytorch",
+                {"Master": replica(containers=[container(), {"name": "side", "image": ""}])},
+            ),
+            v.INVALID_CONTAINER,
+        ),
+        (job("pytorch", {"Master": replica(policy="Sometimes")}), v.INVALID_RESTART_POLICY),
+        (job("pytorch", {"Worker": replica(2)}), v.INVALID_LEADER),
+        (job("tensorflow", {"Worker": replica(2)}), v.INVALID_LEADER),
+    ],
+)
+def test_each_reason(body: dict[str, Any], reason: str) -> None:
+    assert reasons(body) == [reason]
+
+
+def test_invalid_success_policy() -> None:
+    body = job("pytorch")
+    body["spec"]["successPolicy"] = "AnyWorker"
+    assert reasons(body) == [v.INVALID_SUCCESS_POLICY]
+    body["spec"]["successPolicy"] = "AllWorkers"
+    assert reasons(body) == []
+
+
+def test_mindspore_without_scheduler_is_valid() -> None:
+    assert v.validate(job("mindspore", {"Worker": replica(2)})) == []
+
+
+def test_problem_message_format() -> None:
+    (problem,) = v.validate(job("caffe"))
+    assert problem.message.startswith("InvalidFramework: ")
+    assert "caffe" in problem.message
+
+
+def test_several_problems_are_all_reported() -> None:
+    body = job("pytorch", {"Worker": replica(policy="Bad", containers=[{"name": "x"}])})
+    assert set(reasons(body)) == {v.INVALID_RESTART_POLICY, v.INVALID_CONTAINER, v.INVALID_LEADER}
+
+
+def test_defaults_and_case_insensitive_types() -> None:
+    body = job(
+        "PyTorch",
+        {"master": {"template": replica()["template"]}, "WORKER": replica(3, "ExitCode")},
+    )
+    assert v.validate(body) == []
+    view = parse_job(body)
+    assert view.framework == "pytorch"
+    assert [(r.rtype, r.replicas, r.restart_policy, r.is_leader) for r in view.replicas] == [
+        ("Master", 1, "Never", True),
+        ("Worker", 3, "ExitCode", False),
+    ]
+    assert view.clean_pod_policy == "None"
+    assert view.backoff_limit is None
+    assert view.total_replicas == 4
+
+
+def test_validate_does_not_mutate() -> None:
+    import copy
+
+    body = job("pytorch", {"master": replica()})
+    before = copy.deepcopy(body)
+    v.validate(body)
+    parse_job(body)
+    assert body == before
