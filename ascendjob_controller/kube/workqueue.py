@@ -1,0 +1,233 @@
+"""A de-duplicating, delaying, rate-limited work queue of string keys.
+
+Invariants (client-go `util/workqueue`, design section 3):
+
+1. A key that is waiting is queued once, however often it is added ("dirty" set).
+2. A key is never handed to two workers at once ("processing" set): `get` moves it from the
+   queue to processing, and an `add` while it is processing only marks it dirty.
+3. A key added while it was processing is queued again when its worker calls `done`, so the
+   change that caused the add is never lost.
+4. `add_after` keeps one deadline per key (the earliest); when it passes the key is added.
+5. After `shutdown`, adds are ignored. With ``drain=True`` workers still receive the keys already
+   waiting and `shutdown` waits (optionally bounded) for in-flight keys to be `done`; with
+   ``drain=False`` `get` returns None at once and waiting keys are dropped.
+
+The seven workqueue metrics are kept with label ``name``; the two "in progress" gauges are
+computed at scrape time, so no background thread is needed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+import weakref
+from collections import deque
+
+from ascendjob_controller import metrics
+from ascendjob_controller.kube.ratelimit import Clock, RateLimiter, default_controller_rate_limiter
+
+
+class RateLimitingQueue:
+    """The controller's queue: dedupe, delayed adds, per-key rate-limited retries."""
+
+    def __init__(
+        self,
+        name: str,
+        rate_limiter: RateLimiter | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        self.name = name
+        self._clock: Clock = clock or time.monotonic
+        self._limiter: RateLimiter = rate_limiter or default_controller_rate_limiter(self._clock)
+        self._cond = threading.Condition(threading.Lock())
+        self._queue: deque[str] = deque()
+        self._dirty: set[str] = set()
+        self._processing: dict[str, float] = {}  # key -> when its worker got it
+        self._added_at: dict[str, float] = {}  # key -> when it became dirty (queue latency)
+        self._delayed: list[tuple[float, int, str]] = []  # heap of (ready_at, seq, key)
+        self._ready_at: dict[str, float] = {}  # key -> its live deadline in the heap
+        self._seq = itertools.count()
+        self._shutting_down = False
+        self._drop_waiting = False
+        self._init_metrics()
+
+    # --- metrics ---------------------------------------------------------------------------
+    def _init_metrics(self) -> None:
+        self._m_depth = metrics.WORKQUEUE_DEPTH.labels(name=self.name)
+        self._m_adds = metrics.WORKQUEUE_ADDS.labels(name=self.name)
+        self._m_queue_dur = metrics.WORKQUEUE_QUEUE_DURATION.labels(name=self.name)
+        self._m_work_dur = metrics.WORKQUEUE_WORK_DURATION.labels(name=self.name)
+        self._m_retries = metrics.WORKQUEUE_RETRIES.labels(name=self.name)
+        self._m_depth.set(0)
+        # A weak reference: the registry is global, the queue must still be collectable.
+        ref = weakref.ref(self)
+
+        def unfinished() -> float:
+            q = ref()
+            return q.unfinished_work_seconds() if q is not None else 0.0
+
+        def longest() -> float:
+            q = ref()
+            return q.longest_running_processor_seconds() if q is not None else 0.0
+
+        metrics.WORKQUEUE_UNFINISHED_WORK.labels(name=self.name).set_function(unfinished)
+        metrics.WORKQUEUE_LONGEST_RUNNING.labels(name=self.name).set_function(longest)
+
+    def unfinished_work_seconds(self) -> float:
+        """Sum of how long every in-flight key has been processing (stuck-worker signal)."""
+        with self._cond:
+            now = self._clock()
+            return sum(now - start for start in self._processing.values())
+
+    def longest_running_processor_seconds(self) -> float:
+        with self._cond:
+            now = self._clock()
+            return max((now - start for start in self._processing.values()), default=0.0)
+
+    # --- adding ------------------------------------------------------------------------------
+    def add(self, key: str) -> None:
+        with self._cond:
+            self._add_locked(key)
+
+    def _add_locked(self, key: str) -> None:
+        if self._shutting_down or key in self._dirty:
+            return
+        self._m_adds.inc()
+        self._dirty.add(key)
+        self._added_at[key] = self._clock()
+        if key in self._processing:
+            return  # invariant 3: done() re-queues it
+        self._queue.append(key)
+        self._m_depth.set(len(self._queue))
+        self._cond.notify()
+
+    def add_after(self, key: str, delay: float) -> None:
+        """Add `key` once `delay` seconds have passed; the earliest pending deadline wins."""
+        with self._cond:
+            if self._shutting_down:
+                return
+            if delay <= 0:
+                self._add_locked(key)
+                return
+            ready_at = self._clock() + delay
+            current = self._ready_at.get(key)
+            if current is not None and current <= ready_at:
+                return
+            self._ready_at[key] = ready_at
+            heapq.heappush(self._delayed, (ready_at, next(self._seq), key))
+            # A worker waiting in get() may need to wake earlier than it planned.
+            self._cond.notify_all()
+
+    def add_rate_limited(self, key: str) -> None:
+        """Retry `key` after its rate limiter's delay (error path)."""
+        self._m_retries.inc()
+        self.add_after(key, self._limiter.when(key))
+
+    def forget(self, key: str) -> None:
+        """Reset the key's back-off (success path); does not remove it from the queue."""
+        self._limiter.forget(key)
+
+    def num_requeues(self, key: str) -> int:
+        return self._limiter.num_requeues(key)
+
+    def _promote_ready_locked(self) -> float | None:
+        """Move delayed keys whose deadline passed into the queue; return the next deadline."""
+        now = self._clock()
+        while self._delayed:
+            ready_at, _, key = self._delayed[0]
+            if self._ready_at.get(key) != ready_at:
+                heapq.heappop(self._delayed)  # superseded by an earlier deadline
+                continue
+            if ready_at > now:
+                return ready_at
+            heapq.heappop(self._delayed)
+            del self._ready_at[key]
+            self._add_locked(key)
+        return None
+
+    # --- consuming ---------------------------------------------------------------------------
+    def get(self, timeout: float | None = None) -> str | None:
+        """The next key to process, or None once shut down (and drained) or on timeout.
+
+        The caller owns the key until it calls `done(key)`.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while True:
+                next_ready = None if self._shutting_down else self._promote_ready_locked()
+                if self._queue and not self._drop_waiting:
+                    key = self._queue.popleft()
+                    self._m_depth.set(len(self._queue))
+                    now = self._clock()
+                    self._processing[key] = now
+                    self._dirty.discard(key)
+                    added = self._added_at.pop(key, now)
+                    self._m_queue_dur.observe(max(0.0, now - added))
+                    return key
+                if self._shutting_down:
+                    return None
+                wait: float | None = None
+                if deadline is not None:
+                    wait = deadline - time.monotonic()
+                    if wait <= 0:
+                        return None
+                if next_ready is not None:
+                    # The injected clock may be fake; cap the sleep so a test that advances it
+                    # is noticed promptly. With the real clock this is an exact wake-up.
+                    until_ready = max(0.0, next_ready - self._clock())
+                    wait = until_ready if wait is None else min(wait, until_ready)
+                    wait = min(wait, 1.0)
+                self._cond.wait(wait)
+
+    def done(self, key: str) -> None:
+        """Mark `key` finished; if it was added meanwhile, queue it again (invariant 3)."""
+        with self._cond:
+            start = self._processing.pop(key, None)
+            if start is not None:
+                self._m_work_dur.observe(max(0.0, self._clock() - start))
+            if key in self._dirty and not self._drop_waiting:
+                self._queue.append(key)
+                self._m_depth.set(len(self._queue))
+            self._cond.notify_all()
+
+    # --- lifecycle ---------------------------------------------------------------------------
+    def shutdown(self, drain: bool = True, timeout: float | None = None) -> bool:
+        """Stop accepting keys. Return True if every in-flight key was done in time.
+
+        drain=True: waiting keys are still handed out, then `get` returns None; this call waits
+        (up to `timeout`) for in-flight keys. drain=False: `get` returns None at once.
+        """
+        with self._cond:
+            self._shutting_down = True
+            self._delayed.clear()
+            self._ready_at.clear()
+            if not drain:
+                self._drop_waiting = True
+                self._queue.clear()
+                self._dirty.clear()
+                self._m_depth.set(0)
+            self._cond.notify_all()
+            if not drain:
+                return not self._processing
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while self._processing or self._queue:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return False
+                self._cond.wait(remaining)
+            return True
+
+    def shutting_down(self) -> bool:
+        with self._cond:
+            return self._shutting_down
+
+    def __len__(self) -> int:
+        with self._cond:
+            return len(self._queue)
+
+    def in_flight(self) -> int:
+        """How many keys workers hold right now."""
+        with self._cond:
+            return len(self._processing)

@@ -1,0 +1,294 @@
+"""Work queue invariants: dedupe, no concurrent processing, re-add while processing, delays."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+import uuid
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ascendjob_controller import metrics
+from ascendjob_controller.kube.ratelimit import ItemExponentialFailureRateLimiter
+from ascendjob_controller.kube.workqueue import RateLimitingQueue
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 50.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def qname() -> str:
+    return f"test-{uuid.uuid4().hex[:8]}"
+
+
+def sample(metric: str, name: str) -> float:
+    value = metrics.REGISTRY.get_sample_value(metric, {"name": name})
+    return 0.0 if value is None else value
+
+
+def test_waiting_key_is_queued_once() -> None:
+    q = RateLimitingQueue(qname())
+    for _ in range(5):
+        q.add("ns/a")
+    q.add("ns/b")
+    assert len(q) == 2
+    assert q.get(timeout=1) == "ns/a"
+    assert q.get(timeout=1) == "ns/b"
+    assert q.get(timeout=0.05) is None
+
+
+def test_key_added_while_processing_is_processed_again_after_done() -> None:
+    q = RateLimitingQueue(qname())
+    q.add("ns/a")
+    assert q.get(timeout=1) == "ns/a"
+    q.add("ns/a")
+    q.add("ns/a")
+    assert len(q) == 0, "not handed out while a worker holds it"
+    assert q.get(timeout=0.05) is None
+    q.done("ns/a")
+    assert len(q) == 1
+    assert q.get(timeout=1) == "ns/a"
+    q.done("ns/a")
+    assert q.get(timeout=0.05) is None
+
+
+def test_add_after_waits_for_the_clock_and_keeps_earliest_deadline() -> None:
+    clock = FakeClock()
+    q = RateLimitingQueue(qname(), clock=clock)
+    q.add_after("ns/a", 10)
+    q.add_after("ns/a", 5)
+    q.add_after("ns/a", 30)
+    assert q.get(timeout=0) is None
+    clock.now += 4.9
+    assert q.get(timeout=0) is None
+    clock.now += 0.2
+    assert q.get(timeout=0) == "ns/a"
+    q.done("ns/a")
+    clock.now += 100
+    assert q.get(timeout=0) is None, "the superseded deadlines do not fire again"
+
+
+def test_add_after_wakes_a_blocked_getter_on_the_real_clock() -> None:
+    q = RateLimitingQueue(qname())
+    got: list[str | None] = []
+    thread = threading.Thread(target=lambda: got.append(q.get(timeout=30)))
+    thread.start()
+    q.add_after("ns/a", 0.05)
+    thread.join(30)
+    assert got == ["ns/a"]
+
+
+def test_add_after_merges_with_a_waiting_key() -> None:
+    clock = FakeClock()
+    q = RateLimitingQueue(qname(), clock=clock)
+    q.add("ns/a")
+    q.add_after("ns/a", 1)
+    clock.now += 2
+    assert q.get(timeout=0) == "ns/a"
+    assert q.get(timeout=0) is None, "the delayed add found it still waiting: one copy only"
+
+
+def test_rate_limited_adds_back_off_and_forget_resets() -> None:
+    clock = FakeClock()
+    name = qname()
+    q = RateLimitingQueue(name, ItemExponentialFailureRateLimiter(1.0, 60.0), clock)
+    q.add_rate_limited("ns/a")
+    q.add_rate_limited("ns/a")  # second failure: 2 s, but the 1 s deadline wins
+    assert q.num_requeues("ns/a") == 2
+    clock.now += 0.9
+    assert q.get(timeout=0) is None
+    clock.now += 0.2
+    assert q.get(timeout=0) == "ns/a"
+    q.done("ns/a")
+    q.add_rate_limited("ns/a")  # third failure: 4 s
+    clock.now += 3.9
+    assert q.get(timeout=0) is None
+    clock.now += 0.2
+    assert q.get(timeout=0) == "ns/a"
+    q.done("ns/a")
+    q.forget("ns/a")
+    assert q.num_requeues("ns/a") == 0
+    assert sample("workqueue_retries_total", name) == 3
+
+
+def test_shutdown_drain_hands_out_waiting_keys_then_none() -> None:
+    q = RateLimitingQueue(qname())
+    q.add("ns/a")
+    q.add("ns/b")
+    assert q.get(timeout=1) == "ns/a"
+    result: list[bool] = []
+    closer = threading.Thread(target=lambda: result.append(q.shutdown(drain=True, timeout=30)))
+    closer.start()
+    q.add("ns/c")  # ignored once shutting down (or queued just before: both are fine)
+    time.sleep(0.05)
+    assert closer.is_alive(), "drain waits for the in-flight key"
+    q.done("ns/a")
+    remaining = []
+    while (key := q.get(timeout=1)) is not None:
+        remaining.append(key)
+        q.done(key)
+    closer.join(30)
+    assert result == [True]
+    assert "ns/b" in remaining
+    assert q.shutting_down()
+    q.add("ns/d")
+    assert q.get(timeout=0) is None
+
+
+def test_shutdown_without_drain_drops_waiting_keys() -> None:
+    q = RateLimitingQueue(qname())
+    q.add("ns/a")
+    q.add("ns/b")
+    assert q.get(timeout=1) == "ns/a"
+    assert q.shutdown(drain=False) is False, "one key still in flight"
+    assert q.get(timeout=0) is None
+    q.add("ns/a")
+    q.done("ns/a")
+    assert q.get(timeout=0) is None
+
+
+def test_shutdown_drain_timeout_reports_stuck_work() -> None:
+    q = RateLimitingQueue(qname())
+    q.add("ns/a")
+    assert q.get(timeout=1) == "ns/a"
+    assert q.shutdown(drain=True, timeout=0.05) is False
+
+
+def test_blocked_getter_returns_none_on_shutdown() -> None:
+    q = RateLimitingQueue(qname())
+    got: list[str | None] = ["sentinel"]
+    thread = threading.Thread(target=lambda: got.__setitem__(0, q.get()))
+    thread.start()
+    time.sleep(0.02)
+    q.shutdown(drain=False)
+    thread.join(30)
+    assert got == [None]
+
+
+def test_metrics_move() -> None:
+    clock = FakeClock()
+    name = qname()
+    q = RateLimitingQueue(name, clock=clock)
+    q.add("ns/a")
+    q.add("ns/a")
+    q.add("ns/b")
+    assert sample("workqueue_adds_total", name) == 2
+    assert sample("workqueue_depth", name) == 2
+    clock.now += 3
+    assert q.get(timeout=0) == "ns/a"
+    assert sample("workqueue_depth", name) == 1
+    assert sample("workqueue_queue_duration_seconds_count", name) == 1
+    assert sample("workqueue_queue_duration_seconds_sum", name) == 3
+    clock.now += 2
+    assert sample("workqueue_unfinished_work_seconds", name) == 2
+    assert sample("workqueue_longest_running_processor_seconds", name) == 2
+    q.done("ns/a")
+    assert sample("workqueue_work_duration_seconds_count", name) == 1
+    assert sample("workqueue_work_duration_seconds_sum", name) == 2
+    assert sample("workqueue_unfinished_work_seconds", name) == 0
+
+
+# --- property-based: random interleavings from several threads ---------------------------
+
+KEYS = ["ns/a", "ns/b", "ns/c", "ns/d"]
+op = st.one_of(
+    st.tuples(st.just("add"), st.sampled_from(KEYS)),
+    st.tuples(st.just("add_after"), st.sampled_from(KEYS)),
+    st.tuples(st.just("work"), st.sampled_from(KEYS)),  # get; maybe re-add the key we hold
+    st.tuples(st.just("work_forget"), st.sampled_from(KEYS)),  # get; done; forget
+)
+programs = st.lists(st.lists(op, min_size=1, max_size=25), min_size=2, max_size=4)
+
+
+class Recorder:
+    """A linearisation clock plus the facts the invariants are checked against."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.tick = itertools.count()
+        self.holding: dict[str, int] = {}  # key -> worker id holding it
+        self.adds: list[tuple[str, int]] = []  # (key, tick just before the add)
+        self.gets: list[tuple[str, int]] = []  # (key, tick just after the get)
+        self.violations: list[str] = []
+
+    def before_add(self, key: str) -> None:
+        with self.lock:
+            self.adds.append((key, next(self.tick)))
+
+    def got(self, key: str, worker: int) -> None:
+        with self.lock:
+            self.gets.append((key, next(self.tick)))
+            if key in self.holding:
+                self.violations.append(f"{key} held by {self.holding[key]} and {worker}")
+            self.holding[key] = worker
+
+    def releasing(self, key: str) -> None:
+        with self.lock:
+            del self.holding[key]
+
+
+def run_worker(q: RateLimitingQueue, rec: Recorder, worker: int, program: list[tuple]) -> None:
+    for step, (kind, key) in enumerate(program):
+        if kind == "add":
+            rec.before_add(key)
+            q.add(key)
+        elif kind == "add_after":
+            rec.before_add(key)
+            q.add_after(key, 0.001 * (step % 5 + 1))
+        else:
+            got = q.get(timeout=0.01)
+            if got is None:
+                continue
+            rec.got(got, worker)
+            if len(q) > len(KEYS):
+                rec.violations.append(f"queue holds {len(q)} > {len(KEYS)} distinct keys")
+            if kind == "work" and got == key:
+                rec.before_add(got)
+                q.add(got)  # re-added while processing: must be processed again
+            rec.releasing(got)
+            q.done(got)
+            if kind == "work_forget":
+                q.forget(got)
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(programs)
+def test_random_interleavings_keep_the_invariants(program_list: list[list[tuple]]) -> None:
+    q = RateLimitingQueue(qname())
+    rec = Recorder()
+    threads = [
+        threading.Thread(target=run_worker, args=(q, rec, i, prog))
+        for i, prog in enumerate(program_list)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+        assert not t.is_alive()
+    # Drain: once every delayed add is due and no one adds, each key can come out at most once.
+    time.sleep(0.02)
+    drained: list[str] = []
+    while (key := q.get(timeout=0.1)) is not None:
+        rec.got(key, -1)
+        drained.append(key)
+        rec.releasing(key)
+        q.done(key)
+    assert rec.violations == []
+    assert len(drained) == len(set(drained)), f"duplicates waiting: {drained}"
+    # Nothing lost: every add is followed by a get of that key.
+    last_get: dict[str, int] = {}
+    for key, tick in rec.gets:
+        last_get[key] = max(tick, last_get.get(key, -1))
+    for key, tick in rec.adds:
+        assert last_get.get(key, -1) > tick, f"add of {key} at {tick} never processed"
+    assert len(q) == 0 and q.in_flight() == 0
