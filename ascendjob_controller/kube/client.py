@@ -1,0 +1,637 @@
+"""Raw-JSON access to any Kubernetes resource, with retries, throttling and request metrics.
+
+We use the official client's `ApiClient` only as an authenticated HTTP transport: requests are
+built with `param_serialize` and sent with `call_api`, and bodies are read as raw JSON dicts.
+Deserialising into generated models is slow, memory-hungry and loses unknown fields.
+
+Retry policy (client-go semantics, stated once here):
+
+* A request the server surely did not process (connection refused, 429 Too Many Requests, any
+  response carrying Retry-After) is retried for every verb.
+* A request that may have been processed (read timeout, connection reset after sending, 5xx) is
+  retried only for idempotent verbs: get, list, watch start, update (guarded by resourceVersion),
+  merge/strategic/apply patch and delete.
+* A create in that ambiguous state is never blindly re-sent: we GET the name. If the object exists
+  it is returned as ours; if not, the create is sent again. A create with `generateName` has no
+  name to look up, so it is not retried at all.
+
+Back-off is capped exponential with jitter; Retry-After is honoured. A client-side token bucket
+(QPS/burst) spaces every request, including the start of watches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import random
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlparse
+
+import kubernetes
+import urllib3
+
+from ascendjob_controller import metrics
+from ascendjob_controller.kube.ratelimit import TokenBucket
+
+log = logging.getLogger(__name__)
+
+JSON = dict[str, Any]
+
+
+# --- resources ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Resource:
+    """Where a kind lives in the REST API."""
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool = True
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def api_path(
+        self, namespace: str | None = None, name: str | None = None, subresource: str | None = None
+    ) -> str:
+        """The URL path; a namespaced resource with namespace None means all namespaces."""
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace:
+            base += f"/namespaces/{namespace}"
+        path = f"{base}/{self.plural}"
+        if name is not None:
+            path += f"/{name}"
+            if subresource:
+                path += f"/{subresource}"
+        return path
+
+
+PODS = Resource("", "v1", "pods", "Pod")
+SERVICES = Resource("", "v1", "services", "Service")
+EVENTS = Resource("", "v1", "events", "Event")
+CONFIGMAPS = Resource("", "v1", "configmaps", "ConfigMap")
+NAMESPACES = Resource("", "v1", "namespaces", "Namespace", namespaced=False)
+LEASES = Resource("coordination.k8s.io", "v1", "leases", "Lease")
+ASCENDJOBS = Resource("mindxdl.gitee.com", "v1", "ascendjobs", "AscendJob")
+PODGROUPS = Resource("scheduling.volcano.sh", "v1beta1", "podgroups", "PodGroup")
+
+
+# --- errors ---------------------------------------------------------------------------------
+class ApiError(Exception):
+    """A failed API call. status 0 means no HTTP status (connection problem, timeout)."""
+
+    def __init__(
+        self,
+        status: int,
+        reason: str,
+        message: str = "",
+        body: JSON | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(f"{status} {reason}: {message}" if message else f"{status} {reason}")
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.body = body
+        self.retry_after = retry_after
+
+    @classmethod
+    def from_status(cls, status: int, data: bytes, headers: Any = None) -> ApiError:
+        body: JSON | None = None
+        try:
+            parsed = json.loads(data) if data else None
+            body = parsed if isinstance(parsed, dict) else None
+        except ValueError:
+            body = None
+        reason = (body or {}).get("reason") or "Unknown"
+        message = (body or {}).get("message") or (data[:200].decode("utf-8", "replace"))
+        retry_after = _parse_retry_after(headers.get("Retry-After") if headers else None)
+        return cls(status, str(reason), str(message), body, retry_after)
+
+
+class ApiConnectionError(ApiError):
+    """No usable HTTP response. `ambiguous` means the request may have reached the server."""
+
+    def __init__(self, message: str, *, ambiguous: bool) -> None:
+        super().__init__(0, "ConnectionError", message)
+        self.ambiguous = ambiguous
+
+
+class WatchTimeoutError(ApiError):
+    """A watch stream sent nothing for longer than its client read timeout (dead connection)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(0, "WatchReadTimeout", message)
+
+
+def _status_of(e: BaseException) -> int | None:
+    return e.status if isinstance(e, ApiError) else None
+
+
+def is_not_found(e: BaseException) -> bool:
+    return _status_of(e) == 404
+
+
+def is_conflict(e: BaseException) -> bool:
+    return _status_of(e) == 409 and getattr(e, "reason", "") != "AlreadyExists"
+
+
+def is_already_exists(e: BaseException) -> bool:
+    return _status_of(e) == 409 and getattr(e, "reason", "") == "AlreadyExists"
+
+
+def is_gone(e: BaseException) -> bool:
+    return _status_of(e) == 410
+
+
+def _parse_retry_after(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+# --- the client -----------------------------------------------------------------------------
+_PATCH_TYPES = {
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+    "strategic": "application/strategic-merge-patch+json",
+    "apply": "application/apply-patch+yaml",
+}
+_NOT_SENT = (urllib3.exceptions.NewConnectionError, urllib3.exceptions.ConnectTimeoutError)
+
+Timeout = float | tuple[float, float]
+Query = list[tuple[str, str]]  # module level: inside KubeClient, `list` is a method
+
+
+class KubeClient:
+    """Thread-safe: one instance is shared by every informer, worker and elector."""
+
+    def __init__(
+        self,
+        api_client: kubernetes.client.ApiClient,
+        *,
+        qps: float = 20.0,
+        burst: int = 30,
+        max_retries: int = 5,
+        request_timeout: float = 30.0,
+        backoff_base: float = 0.1,
+        backoff_cap: float = 10.0,
+    ) -> None:
+        self._api = api_client
+        self._bucket = TokenBucket(qps, burst)
+        self.max_retries = max_retries
+        self.request_timeout = request_timeout
+        self._backoff_base = backoff_base
+        self._backoff_cap = backoff_cap
+        self.host = urlparse(api_client.configuration.host).netloc or "unknown"
+
+    # --- construction ---------------------------------------------------------------------
+    @classmethod
+    def from_kubeconfig(
+        cls, path: str | None = None, context: str | None = None, **kw: Any
+    ) -> KubeClient:
+        cfg = kubernetes.client.Configuration()
+        kubernetes.config.load_kube_config(
+            config_file=path, context=context, client_configuration=cfg
+        )
+        return cls(_api_client(cfg), **kw)
+
+    @classmethod
+    def in_cluster(cls, **kw: Any) -> KubeClient:
+        """Service-account token and CA from the pod (the token file is re-read on rotation)."""
+        cfg = kubernetes.client.Configuration()
+        kubernetes.config.load_incluster_config(client_configuration=cfg)
+        return cls(_api_client(cfg), **kw)
+
+    @classmethod
+    def auto(cls, kubeconfig: str | None = None, **kw: Any) -> KubeClient:
+        """An explicit kubeconfig wins; in a pod use the service account; else KUBECONFIG/~."""
+        if kubeconfig is None and os.environ.get("KUBERNETES_SERVICE_HOST"):
+            return cls.in_cluster(**kw)
+        return cls.from_kubeconfig(kubeconfig, **kw)
+
+    def close(self) -> None:
+        self._api.close()
+
+    # --- verbs ----------------------------------------------------------------------------
+    def get(self, res: Resource, namespace: str | None, name: str) -> JSON:
+        return self._json("GET", res.api_path(namespace, name), idempotent=True)
+
+    def list(
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        limit: int = 500,
+    ) -> JSON:
+        """Every page merged into one list; the resourceVersion is the (consistent) list's."""
+        path = res.api_path(namespace)
+        base: Query = []
+        if label_selector:
+            base.append(("labelSelector", label_selector))
+        if field_selector:
+            base.append(("fieldSelector", field_selector))
+        items: list[JSON] = []
+        token: str | None = None
+        while True:
+            query = [*base, ("limit", str(limit))] if limit else list(base)
+            if token:
+                query.append(("continue", token))
+            try:
+                page = self._json("GET", path, query=query, idempotent=True)
+            except ApiError as e:
+                if token and is_gone(e):
+                    # The continue token expired mid-way: fall back to one unpaged list.
+                    return self.list(
+                        res,
+                        namespace,
+                        label_selector=label_selector,
+                        field_selector=field_selector,
+                        limit=0,
+                    )
+                raise
+            items.extend(page.get("items") or [])
+            meta = page.get("metadata") or {}
+            token = meta.get("continue") or None
+            if not token:
+                return {
+                    "apiVersion": page.get("apiVersion", res.api_version),
+                    "kind": page.get("kind", f"{res.kind}List"),
+                    "metadata": {"resourceVersion": meta.get("resourceVersion", "")},
+                    "items": items,
+                }
+
+    def watch(
+        self,
+        res: Resource,
+        namespace: str | None = None,
+        *,
+        resource_version: str,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        timeout_seconds: int,
+        allow_bookmarks: bool = True,
+        read_timeout: float,
+    ) -> WatchStream:
+        """Open a watch; iterate it for (type, object). 410 raises ApiError(410)."""
+        query = [
+            ("watch", "true"),
+            ("resourceVersion", resource_version),
+            ("timeoutSeconds", str(int(timeout_seconds))),
+        ]
+        if allow_bookmarks:
+            query.append(("allowWatchBookmarks", "true"))
+        if label_selector:
+            query.append(("labelSelector", label_selector))
+        if field_selector:
+            query.append(("fieldSelector", field_selector))
+        resp = self._request(
+            "GET",
+            res.api_path(namespace),
+            query=query,
+            idempotent=True,
+            timeout=(min(10.0, read_timeout), read_timeout),
+            stream=True,
+            verb="WATCH",
+        )
+        return WatchStream(resp, read_timeout)
+
+    def create(
+        self, res: Resource, namespace: str | None, body: JSON, *, timeout: float | None = None
+    ) -> JSON:
+        name = (body.get("metadata") or {}).get("name")
+        path = res.api_path(namespace)
+        attempts = self.max_retries + 1
+        ambiguous = False
+        for attempt in range(attempts):
+            try:
+                return self._json("POST", path, body=body, idempotent=False, timeout=timeout)
+            except ApiError as e:
+                if ambiguous and is_already_exists(e) and name:
+                    # An earlier attempt we could not confirm did land: that object is ours.
+                    return self.get(res, namespace, name)
+                if not _is_ambiguous(e) or not name or attempt == attempts - 1:
+                    raise
+                ambiguous = True
+                log.warning("create ambiguous, reading back", extra={"object": f"{name}"})
+                try:
+                    return self.get(res, namespace, name)
+                except ApiError as read_err:
+                    if not is_not_found(read_err):
+                        raise e from read_err
+                self._sleep_backoff(attempt, e)
+        raise AssertionError("unreachable")
+
+    def update(
+        self, res: Resource, namespace: str | None, body: JSON, *, timeout: float | None = None
+    ) -> JSON:
+        name = body["metadata"]["name"]
+        return self._json(
+            "PUT", res.api_path(namespace, name), body=body, idempotent=True, timeout=timeout
+        )
+
+    def update_status(self, res: Resource, namespace: str | None, body: JSON) -> JSON:
+        name = body["metadata"]["name"]
+        return self._json(
+            "PUT", res.api_path(namespace, name, "status"), body=body, idempotent=True
+        )
+
+    def patch(
+        self,
+        res: Resource,
+        namespace: str | None,
+        name: str,
+        body: Any,
+        *,
+        patch_type: str = "merge",
+        subresource: str | None = None,
+        field_manager: str | None = None,
+        force: bool | None = None,
+    ) -> JSON:
+        content_type = _PATCH_TYPES[patch_type]
+        query: Query = []
+        if field_manager:
+            query.append(("fieldManager", field_manager))
+        if force is not None:
+            query.append(("force", "true" if force else "false"))
+        payload = json.dumps(body) if patch_type == "apply" else body
+        return self._json(
+            "PATCH",
+            res.api_path(namespace, name, subresource),
+            query=query,
+            body=payload,
+            content_type=content_type,
+            # A JSON patch may append to a list: re-sending it is not safe.
+            idempotent=patch_type != "json",
+        )
+
+    def delete(
+        self,
+        res: Resource,
+        namespace: str | None,
+        name: str,
+        *,
+        propagation_policy: str | None = None,
+        preconditions: dict[str, str] | None = None,
+        grace_period_seconds: int | None = None,
+    ) -> JSON | None:
+        """Delete; returns the object (or Status). None if a retried delete found it gone."""
+        options: JSON = {"apiVersion": "v1", "kind": "DeleteOptions"}
+        if propagation_policy:
+            options["propagationPolicy"] = propagation_policy
+        if preconditions:
+            options["preconditions"] = preconditions
+        if grace_period_seconds is not None:
+            options["gracePeriodSeconds"] = grace_period_seconds
+        path = res.api_path(namespace, name)
+        try:
+            return self._json("DELETE", path, body=options, idempotent=True)
+        except _RetriedNotFound:
+            return None
+
+    # --- transport ------------------------------------------------------------------------
+    def _json(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Query | None = None,
+        body: Any = None,
+        content_type: str | None = None,
+        idempotent: bool,
+        timeout: Timeout | None = None,
+    ) -> JSON:
+        resp = self._request(
+            method,
+            path,
+            query=query,
+            body=body,
+            content_type=content_type,
+            idempotent=idempotent,
+            timeout=timeout,
+        )
+        data = resp.data
+        return json.loads(data) if data else {}
+
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Query | None = None,
+        body: Any = None,
+        content_type: str | None = None,
+        idempotent: bool,
+        timeout: Timeout | None = None,
+        stream: bool = False,
+        verb: str | None = None,
+    ) -> Any:
+        """Send with the retry policy of the module docstring; return a 2xx response."""
+        attempts = self.max_retries + 1
+        retried_ambiguously = False
+        for attempt in range(attempts):
+            try:
+                return self._send_once(
+                    method, path, query, body, content_type, timeout, stream, verb or method
+                )
+            except ApiError as e:
+                if method == "DELETE" and retried_ambiguously and is_not_found(e):
+                    raise _RetriedNotFound() from e
+                retry = _server_did_not_process(e) or (idempotent and _is_ambiguous(e))
+                if not retry or attempt == attempts - 1:
+                    raise
+                retried_ambiguously = retried_ambiguously or _is_ambiguous(e)
+                log.info(
+                    "retrying request",
+                    extra={"method": method, "path": path, "status": e.status, "try": attempt + 1},
+                )
+                self._sleep_backoff(attempt, e)
+        raise AssertionError("unreachable")
+
+    def _send_once(
+        self,
+        method: str,
+        path: str,
+        query: Query | None,
+        body: Any,
+        content_type: str | None,
+        timeout: Timeout | None,
+        stream: bool,
+        verb: str,
+    ) -> Any:
+        self._bucket.acquire()
+        headers = {"Accept": "application/json"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        elif body is not None:
+            headers["Content-Type"] = "application/json"
+        m, url, hdrs, payload, post = self._api.param_serialize(
+            method=method,
+            resource_path=path,
+            query_params=query or None,
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+        )
+        start = time.monotonic()
+        code = "<error>"
+        try:
+            resp = self._api.call_api(
+                m,
+                url,
+                header_params=hdrs,
+                body=payload,
+                post_params=post,
+                _request_timeout=timeout if timeout is not None else self.request_timeout,
+            )
+            code = str(resp.status)
+            if not 200 <= resp.status < 300:
+                resp.read()
+                raise ApiError.from_status(resp.status, resp.data or b"", resp.getheaders())
+            if stream:
+                return resp.response
+            resp.read()
+            return resp
+        except ApiError:
+            raise
+        except Exception as e:
+            raise _connection_error(e) from e
+        finally:
+            metrics.REST_REQUESTS.labels(code=code, method=method, host=self.host).inc()
+            metrics.REST_LATENCY.labels(verb=verb, host=self.host).observe(time.monotonic() - start)
+
+    def _sleep_backoff(self, attempt: int, e: ApiError) -> None:
+        if e.retry_after is not None:
+            delay = min(e.retry_after, 30.0)
+        else:
+            delay = min(self._backoff_cap, self._backoff_base * 2**attempt)
+            delay *= 0.5 + random.random() / 2
+        time.sleep(delay)
+
+
+class _RetriedNotFound(Exception):
+    """A retried delete found the object gone: an earlier attempt most likely deleted it."""
+
+
+def _api_client(cfg: Any) -> kubernetes.client.ApiClient:
+    # We retry ourselves (and must not let urllib3 re-send a create); no hidden retries below.
+    cfg.retries = False
+    return kubernetes.client.ApiClient(configuration=cfg)
+
+
+def _connection_error(e: BaseException) -> ApiError:
+    reason = e.reason if isinstance(e, urllib3.exceptions.MaxRetryError) else e
+    if isinstance(reason, _NOT_SENT):
+        return ApiConnectionError(f"{type(reason).__name__}: {reason}", ambiguous=False)
+    return ApiConnectionError(f"{type(reason).__name__}: {reason}", ambiguous=True)
+
+
+def _server_did_not_process(e: ApiError) -> bool:
+    if isinstance(e, ApiConnectionError):
+        return not e.ambiguous
+    return e.status == 429 or (e.status >= 500 and e.retry_after is not None)
+
+
+def _is_ambiguous(e: ApiError) -> bool:
+    if isinstance(e, ApiConnectionError):
+        return e.ambiguous
+    return e.status >= 500 and e.retry_after is None
+
+
+# --- watch streams ----------------------------------------------------------------------------
+class WatchStream:
+    """An iterator of (event type, object) over one watch response.
+
+    `close()` may be called from any thread: it shuts the socket down, which wakes a reader
+    blocked in `next()`. Iteration ends when the server ends the watch (its timeoutSeconds).
+    """
+
+    def __init__(self, resp: Any, read_timeout: float) -> None:
+        self._resp = resp
+        self._read_timeout = read_timeout
+        self._lines = self._iter_lines()
+        self._closed = False
+
+    def __iter__(self) -> Iterator[tuple[str, JSON]]:
+        return self
+
+    def __next__(self) -> tuple[str, JSON]:
+        while True:
+            line = next(self._lines)
+            if not line.strip():
+                continue
+            event = json.loads(line)
+            kind = event.get("type", "")
+            obj = event.get("object") or {}
+            if kind == "ERROR":
+                raise ApiError(
+                    int(obj.get("code") or 500),
+                    str(obj.get("reason") or "Unknown"),
+                    str(obj.get("message") or ""),
+                    obj,
+                )
+            return kind, obj
+
+    def _chunks(self) -> Iterator[bytes]:
+        resp = self._resp
+        if resp.chunked and resp.supports_chunked_reads():
+            yield from resp.read_chunked(decode_content=True)
+            return
+        while True:
+            data = resp.read1(65536)
+            if not data:
+                return
+            yield data
+
+    def _iter_lines(self) -> Iterator[bytes]:
+        buf = b""
+        try:
+            for chunk in self._chunks():
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    yield line
+            if buf.strip():
+                yield buf
+        except urllib3.exceptions.ReadTimeoutError as e:
+            if self._closed:
+                return
+            raise WatchTimeoutError(f"no data for {self._read_timeout}s") from e
+        except Exception as e:
+            if self._closed:
+                return
+            if isinstance(e, TimeoutError):
+                raise WatchTimeoutError(f"no data for {self._read_timeout}s") from e
+            raise _connection_error(e) from e
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Close the connection; safe to call twice and from another thread."""
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(Exception):
+            self._resp.shutdown()
+        with contextlib.suppress(Exception):
+            self._resp.close()
+        with contextlib.suppress(Exception):
+            self._resp.release_conn()
+
+    def __enter__(self) -> WatchStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
