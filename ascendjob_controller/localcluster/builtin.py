@@ -1,0 +1,198 @@
+"""Built-in kinds the local cluster serves, and the defaults their real registries apply.
+
+Only the defaults a client can observe and rely on are modelled: a pod starts Pending with
+the scheduler and restart defaults; a Service gets a ClusterIP and normalized ports.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import threading
+from typing import Any
+
+from ascendjob_controller.localcluster.resources import ResourceType
+
+_STATUS = frozenset({"status"})
+
+NAMESPACES = ResourceType(
+    "",
+    "v1",
+    "Namespace",
+    "namespaces",
+    "namespace",
+    False,
+    ("ns",),
+    verbs=("create", "delete", "get", "list", "patch", "update", "watch"),
+    subresources=frozenset({"status", "finalize"}),
+)
+PODS = ResourceType(
+    "", "v1", "Pod", "pods", "pod", True, ("po",), subresources=_STATUS, categories=("all",)
+)
+SERVICES = ResourceType(
+    "",
+    "v1",
+    "Service",
+    "services",
+    "service",
+    True,
+    ("svc",),
+    subresources=_STATUS,
+    categories=("all",),
+)
+CONFIGMAPS = ResourceType("", "v1", "ConfigMap", "configmaps", "configmap", True, ("cm",))
+EVENTS = ResourceType("", "v1", "Event", "events", "event", True, ("ev",))
+SERVICEACCOUNTS = ResourceType(
+    "", "v1", "ServiceAccount", "serviceaccounts", "serviceaccount", True, ("sa",)
+)
+SECRETS = ResourceType("", "v1", "Secret", "secrets", "secret", True)
+NEW_EVENTS = ResourceType("events.k8s.io", "v1", "Event", "events", "event", True, ("ev",))
+LEASES = ResourceType("coordination.k8s.io", "v1", "Lease", "leases", "lease", True)
+CRDS = ResourceType(
+    "apiextensions.k8s.io",
+    "v1",
+    "CustomResourceDefinition",
+    "customresourcedefinitions",
+    "customresourcedefinition",
+    False,
+    ("crd", "crds"),
+    subresources=_STATUS,
+    categories=("api-extensions",),
+)
+DEPLOYMENTS = ResourceType(
+    "apps",
+    "v1",
+    "Deployment",
+    "deployments",
+    "deployment",
+    True,
+    ("deploy",),
+    subresources=_STATUS,
+    categories=("all",),
+)
+CLUSTERROLES = ResourceType(
+    "rbac.authorization.k8s.io", "v1", "ClusterRole", "clusterroles", "clusterrole", False
+)
+CLUSTERROLEBINDINGS = ResourceType(
+    "rbac.authorization.k8s.io",
+    "v1",
+    "ClusterRoleBinding",
+    "clusterrolebindings",
+    "clusterrolebinding",
+    False,
+)
+ROLES = ResourceType("rbac.authorization.k8s.io", "v1", "Role", "roles", "role", True)
+ROLEBINDINGS = ResourceType(
+    "rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", "rolebinding", True
+)
+
+BUILTIN_TYPES: tuple[ResourceType, ...] = (
+    NAMESPACES,
+    PODS,
+    SERVICES,
+    CONFIGMAPS,
+    EVENTS,
+    SERVICEACCOUNTS,
+    SECRETS,
+    NEW_EVENTS,
+    LEASES,
+    CRDS,
+    DEPLOYMENTS,
+    CLUSTERROLES,
+    CLUSTERROLEBINDINGS,
+    ROLES,
+    ROLEBINDINGS,
+)
+
+INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+class ClusterIPAllocator:
+    """Hands out addresses from 10.96.0.0/12 like the service IP allocator (never .0 or .1)."""
+
+    def __init__(self, cidr: str = "10.96.0.0/12") -> None:
+        self._net = ipaddress.ip_network(cidr)
+        self._used: set[str] = {str(self._net.network_address + 1)}  # the kubernetes service
+        self._next = 10
+        self._lock = threading.Lock()
+
+    def allocate(self) -> str:
+        with self._lock:
+            size = self._net.num_addresses - 2
+            for _ in range(size):
+                candidate = str(self._net.network_address + 1 + (self._next % size))
+                self._next += 1
+                if candidate not in self._used:
+                    self._used.add(candidate)
+                    return candidate
+            raise RuntimeError("service IP range exhausted")
+
+    def reserve(self, ip: str) -> bool:
+        with self._lock:
+            if ip in self._used:
+                return False
+            self._used.add(ip)
+            return True
+
+    def release(self, ip: str) -> None:
+        with self._lock:
+            self._used.discard(ip)
+
+
+def default_pod(obj: dict[str, Any]) -> None:
+    """The defaults and initial status the pod registry gives every new pod."""
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("restartPolicy", "Always")
+    spec.setdefault("schedulerName", "default-scheduler")
+    spec.setdefault("terminationGracePeriodSeconds", 30)
+    spec.setdefault("dnsPolicy", "ClusterFirst")
+    spec.setdefault("securityContext", {})
+    spec.setdefault("enableServiceLinks", True)
+    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+    spec.setdefault("priority", 0)
+    for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+        if isinstance(container, dict):
+            container.setdefault("terminationMessagePath", "/dev/termination-log")
+            container.setdefault("terminationMessagePolicy", "File")
+            container.setdefault("resources", {})
+            image = str(container.get("image", ""))
+            latest = ":" not in image.rsplit("/", 1)[-1] or image.endswith(":latest")
+            container.setdefault("imagePullPolicy", "Always" if latest else "IfNotPresent")
+            for port in container.get("ports") or []:
+                if isinstance(port, dict):
+                    port.setdefault("protocol", "TCP")
+    obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+
+
+def default_service(obj: dict[str, Any], allocator: ClusterIPAllocator) -> None:
+    """Type, port protocol/targetPort defaults and a ClusterIP unless headless."""
+    spec = obj.setdefault("spec", {})
+    spec.setdefault("type", "ClusterIP")
+    spec.setdefault("sessionAffinity", "None")
+    for port in spec.get("ports") or []:
+        if isinstance(port, dict):
+            port.setdefault("protocol", "TCP")
+            if "port" in port:
+                port.setdefault("targetPort", port["port"])
+    if spec["type"] != "ExternalName":
+        ip = spec.get("clusterIP") or ""
+        if ip == "None":
+            spec["clusterIPs"] = ["None"]
+        else:
+            if not ip:
+                ip = allocator.allocate()
+            else:
+                allocator.reserve(ip)
+            spec["clusterIP"] = ip
+            spec["clusterIPs"] = [ip]
+        spec.setdefault("ipFamilies", ["IPv4"])
+        spec.setdefault("ipFamilyPolicy", "SingleStack")
+        spec.setdefault("internalTrafficPolicy", "Cluster")
+    obj["status"] = {"loadBalancer": {}}
+
+
+def default_namespace(obj: dict[str, Any]) -> None:
+    meta = obj["metadata"]
+    labels = meta.setdefault("labels", {})
+    labels["kubernetes.io/metadata.name"] = meta["name"]
+    obj["spec"] = {"finalizers": ["kubernetes"]}
+    obj["status"] = {"phase": "Active"}

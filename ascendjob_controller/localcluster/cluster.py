@@ -1,0 +1,166 @@
+"""LocalCluster: the embedded API server, garbage collector and simulated kubelet together.
+
+This is the imperative shell tests and the CLI hold: start() serves on 127.0.0.1 and writes a
+kubeconfig pointing at it; stop() ends watches, the kubelet and the server threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ascendjob_controller.localcluster import builtin
+from ascendjob_controller.localcluster.faults import Faults
+from ascendjob_controller.localcluster.gc import GarbageCollector
+from ascendjob_controller.localcluster.registry import Registry
+from ascendjob_controller.localcluster.server import ApiHTTPServer, ServerState
+from ascendjob_controller.localcluster.store import Store
+from ascendjob_controller.localcluster.verbs import Api
+
+CRD_DIR = Path(__file__).resolve().parents[2] / "manifests" / "crd"
+
+
+def kubeconfig_text(url: str) -> str:
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "local", "cluster": {"server": url}}],
+        "users": [{"name": "local", "user": {}}],
+        "contexts": [
+            {
+                "name": "local",
+                "context": {"cluster": "local", "user": "local", "namespace": "default"},
+            }
+        ],
+        "current-context": "local",
+        "preferences": {},
+    }
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+class LocalCluster:
+    def __init__(
+        self,
+        kubeconfig_path: Path,
+        kubelet: bool = True,
+        port: int = 0,
+        watch_window: int = 10_000,
+        bookmark_interval: float = 5.0,
+        crd_dir: Path | None = CRD_DIR,
+    ) -> None:
+        self.kubeconfig_path = Path(kubeconfig_path)
+        self.kubelet_enabled = kubelet
+        self._requested_port = port
+        self.store = Store(window=watch_window)
+        self.registry = Registry()
+        self.api = Api(self.store, self.registry)
+        self.faults = Faults()
+        self.state = ServerState(self.api, self.registry, self.faults, bookmark_interval)
+        self.gc = GarbageCollector(self.api)
+        self._crd_dir = crd_dir
+        self._server: ApiHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._kubelet: Any = None
+        self._seed()
+
+    def _seed(self) -> None:
+        for name in builtin.INITIAL_NAMESPACES:
+            self.api.create(builtin.NAMESPACES, "", {"metadata": {"name": name}})
+        self.api.create(
+            builtin.SERVICES,
+            "default",
+            {
+                "metadata": {
+                    "name": "kubernetes",
+                    "labels": {"component": "apiserver", "provider": "kubernetes"},
+                },
+                "spec": {
+                    "clusterIP": "10.96.0.1",
+                    "ports": [{"name": "https", "port": 443, "targetPort": 6443}],
+                },
+            },
+        )
+        for ns in builtin.INITIAL_NAMESPACES:
+            self.api.create(builtin.SERVICEACCOUNTS, ns, {"metadata": {"name": "default"}})
+        if self._crd_dir is not None and self._crd_dir.is_dir():
+            for path in sorted(self._crd_dir.glob("*.yaml")):
+                for doc in yaml.safe_load_all(path.read_text()):
+                    if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
+                        self.api.create(builtin.CRDS, "", doc)
+
+    # --- lifecycle -------------------------------------------------------------------------
+    @property
+    def port(self) -> int:
+        if self._server is None:
+            raise RuntimeError("cluster not started")
+        return int(self._server.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        self._server = ApiHTTPServer(("127.0.0.1", self._requested_port), self.state)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.2},
+            name="localcluster-http",
+            daemon=True,
+        )
+        self._thread.start()
+        self.gc.start()
+        self.kubeconfig_path.parent.mkdir(parents=True, exist_ok=True)
+        self.kubeconfig_path.write_text(kubeconfig_text(self.url))
+        if self.kubelet_enabled:
+            from ascendjob_controller.localcluster.kubelet import SimulatedKubelet
+
+            self._kubelet = SimulatedKubelet(self.url)
+            self._kubelet.start()
+
+    def stop(self) -> None:
+        self.state.stopping.set()
+        with self.store.lock:
+            self.store.changed.notify_all()
+        if self._kubelet is not None:
+            self._kubelet.stop()
+            self._kubelet = None
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+        self.gc.stop()
+
+    def __enter__(self) -> LocalCluster:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- for tests -------------------------------------------------------------------------
+    def api_client(self) -> Any:
+        """An official-client ApiClient pointed at this cluster."""
+        from kubernetes import client
+
+        configuration = client.Configuration()
+        configuration.host = self.url
+        return client.ApiClient(configuration)
+
+    def request_count(self, verb: str | None = None, resource: str | None = None) -> int:
+        """Requests served so far, by verb (`list`, `create`...) and resource (`pods`)."""
+        return self.state.request_count(verb, resource)
+
+    def wait_gc_idle(self, timeout: float = 10.0) -> bool:
+        """Wait until the garbage collector has nothing queued (for deterministic tests)."""
+        import time
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.gc.idle():
+                return True
+            time.sleep(0.02)
+        return False

@@ -1,0 +1,104 @@
+"""Fault injection for tests and benchmarks: failing requests, latency, dropped watches.
+
+The server consults this on every request, so a test can make the API misbehave the way a
+real cluster sometimes does (5xx bursts, slow responses, watches cut or expired) and check
+that the controller copes.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from dataclasses import dataclass
+
+
+@dataclass
+class _FailRule:
+    verb: str
+    resource: str | None
+    code: int
+    percent: float
+    remaining: int | None
+
+
+def _resource_matches(wanted: str | None, resource: str) -> bool:
+    """`pods` matches pods and its subresources; `pods/status` only the status subresource."""
+    if wanted is None:
+        return True
+    return resource == wanted or resource.startswith(wanted + "/")
+
+
+class Faults:
+    """Rules set by tests; thread-safe, read on the request path."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self._lock = threading.Lock()
+        self._rand = random.Random(seed)
+        self._fail: list[_FailRule] = []
+        self._latency: list[tuple[float, str | None]] = []
+        self._expire_next = 0
+        self.watch_epoch = 0  # bumped by drop_watches; open watches end when it changes
+
+    def fail(
+        self,
+        verb: str,
+        resource: str | None = None,
+        code: int = 500,
+        percent: float = 100.0,
+        count: int | None = None,
+    ) -> None:
+        """Fail `percent`% of `verb` requests (on `resource`, if given) with `code`.
+
+        `count` bounds how many failures are injected in total; None means until clear().
+        """
+        with self._lock:
+            self._fail.append(_FailRule(verb, resource, code, percent, count))
+
+    def latency(self, seconds: float, verb: str | None = None) -> None:
+        with self._lock:
+            self._latency.append((seconds, verb))
+
+    def drop_watches(self) -> None:
+        with self._lock:
+            self.watch_epoch += 1
+
+    def expire_next_watch(self) -> None:
+        with self._lock:
+            self._expire_next += 1
+
+    def clear(self) -> None:
+        with self._lock:
+            self._fail.clear()
+            self._latency.clear()
+            self._expire_next = 0
+
+    # --- used by the server ---------------------------------------------------------------
+    def failure_for(self, verb: str, resource: str) -> int | None:
+        """The code to fail this request with, or None to serve it."""
+        if not self._fail:
+            return None
+        with self._lock:
+            for rule in self._fail:
+                if rule.verb not in (verb, "*") or not _resource_matches(rule.resource, resource):
+                    continue
+                if rule.remaining is not None and rule.remaining <= 0:
+                    continue
+                if self._rand.random() * 100.0 >= rule.percent:
+                    continue
+                if rule.remaining is not None:
+                    rule.remaining -= 1
+                return rule.code
+        return None
+
+    def delay_for(self, verb: str) -> float:
+        if not self._latency:
+            return 0.0
+        with self._lock:
+            return sum(s for s, v in self._latency if v is None or v == verb)
+
+    def take_expire(self) -> bool:
+        with self._lock:
+            if self._expire_next > 0:
+                self._expire_next -= 1
+                return True
+            return False

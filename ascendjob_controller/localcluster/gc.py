@@ -1,0 +1,181 @@
+"""Background garbage collection by ownerReferences, and namespace cleanup.
+
+Like kube-controller-manager's garbage collector, this runs after the fact: a deleted owner's
+dependents disappear shortly afterwards (not in the same request), a Foreground deletion waits
+for its dependents before the owner goes, and a terminating namespace is emptied and removed.
+It works on the store in-process through the same verbs the HTTP server uses.
+"""
+
+from __future__ import annotations
+
+import queue
+import sys
+import threading
+from typing import Any
+
+from ascendjob_controller.localcluster import builtin
+from ascendjob_controller.localcluster.errors import ApiError
+from ascendjob_controller.localcluster.store import Event
+from ascendjob_controller.localcluster.verbs import FOREGROUND, Api, DeleteOptions
+
+Task = tuple[str, str]  # (what, argument): ("owner-gone", uid), ("foreground", uid), ...
+
+
+def tasks_for(event: Event, namespace_terminating: bool) -> list[Task]:
+    """What an event asks the collector to look at (pure; runs under the store lock)."""
+    meta = event.entry.obj["metadata"]
+    uid = meta.get("uid", "")
+    owners = [o.get("uid", "") for o in meta.get("ownerReferences") or [] if isinstance(o, dict)]
+    tasks: list[Task] = []
+    if event.type == "DELETED":
+        tasks.append(("owner-gone", uid))
+        tasks.extend(("foreground", o) for o in owners)
+        if event.namespace and namespace_terminating:
+            tasks.append(("namespace", event.namespace))
+    else:
+        if event.type == "ADDED" and owners:
+            tasks.append(("dependent", uid))
+        if meta.get("deletionTimestamp"):
+            if event.resource == builtin.NAMESPACES.group_resource:
+                tasks.append(("namespace", meta["name"]))
+            elif FOREGROUND in (meta.get("finalizers") or ()):
+                tasks.append(("foreground", uid))
+    return tasks
+
+
+class GarbageCollector:
+    def __init__(self, api: Api) -> None:
+        self.api = api
+        self.store = api.store
+        self._queue: queue.Queue[Task | None] = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self.store.add_listener(self._on_event)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="localcluster-gc", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._queue.put(None)
+        if self._thread is not None:
+            self._thread.join(timeout=10)
+
+    def idle(self) -> bool:
+        return self._queue.unfinished_tasks == 0
+
+    def _on_event(self, event: Event) -> None:
+        terminating = False
+        if event.type == "DELETED" and event.namespace:
+            ns = self.store.get(builtin.NAMESPACES.group_resource, "", event.namespace)
+            terminating = ns is not None and bool(ns.obj["metadata"].get("deletionTimestamp"))
+        for task in tasks_for(event, terminating):
+            self._queue.put(task)
+
+    def _run(self) -> None:
+        while True:
+            task = self._queue.get()
+            try:
+                if task is None:
+                    return
+                self._process(task)
+            except ApiError as err:
+                if err.code not in (404, 409):
+                    print(f"localcluster gc: {task}: {err.message}", file=sys.stderr)
+            except Exception as err:  # the collector must outlive any one bad object
+                print(f"localcluster gc: {task}: {err!r}", file=sys.stderr)
+            finally:
+                self._queue.task_done()
+
+    def _process(self, task: Task) -> None:
+        what, arg = task
+        if what == "owner-gone":
+            for ref in self.store.dependents(arg):
+                self._collect_dependent(ref)
+        elif what == "dependent":
+            found = self.store.by_uid(arg)
+            if found is not None:
+                self._collect_dependent(found)
+        elif what == "foreground":
+            self._foreground(arg)
+        elif what == "namespace":
+            self._namespace(arg)
+
+    def _rt(self, resource: str) -> Any:
+        return self.api.registry.by_group_resource(resource)
+
+    def _collect_dependent(self, ref: tuple[str, str, str]) -> None:
+        """Delete a dependent whose owners are all gone; drop dangling refs otherwise."""
+        resource, ns, name = ref
+        with self.store.lock:
+            entry = self.store.get(resource, ns, name)
+            rt = self._rt(resource)
+            if entry is None or rt is None:
+                return
+            refs = entry.obj["metadata"].get("ownerReferences") or []
+            alive = [r for r in refs if self.store.by_uid(r.get("uid", "")) is not None]
+            if len(alive) == len(refs):
+                return
+            if alive:
+                obj = entry.copy()
+                obj["metadata"]["ownerReferences"] = alive
+                self.store.write(resource, obj, "MODIFIED")
+                return
+            if entry.obj["metadata"].get("deletionTimestamp"):
+                return
+            self.api.delete(rt, ns, name, DeleteOptions(propagation="Background"))
+
+    def _foreground(self, uid: str) -> None:
+        """Delete a foreground-deleting owner's dependents; release it once none are left."""
+        with self.store.lock:
+            ref = self.store.by_uid(uid)
+            if ref is None:
+                return
+            resource, ns, name = ref
+            entry = self.store.get(resource, ns, name)
+            rt = self._rt(resource)
+            if entry is None or rt is None:
+                return
+            meta = entry.obj["metadata"]
+            if not meta.get("deletionTimestamp") or FOREGROUND not in (
+                meta.get("finalizers") or ()
+            ):
+                return
+            dependents = self.store.dependents(uid)
+            for dep_resource, dep_ns, dep_name in dependents:
+                dep = self.store.get(dep_resource, dep_ns, dep_name)
+                dep_rt = self._rt(dep_resource)
+                if dep is None or dep_rt is None or dep.obj["metadata"].get("deletionTimestamp"):
+                    continue
+                self.api.delete(dep_rt, dep_ns, dep_name, DeleteOptions(propagation="Foreground"))
+            if self.store.dependents(uid):
+                return
+            obj = entry.copy()
+            obj["metadata"]["finalizers"] = [f for f in meta["finalizers"] if f != FOREGROUND]
+            if not obj["metadata"]["finalizers"]:
+                del obj["metadata"]["finalizers"]
+            self.api.update(rt, ns, name, obj)
+
+    def _namespace(self, name: str) -> None:
+        """Delete everything in a terminating namespace, then the namespace itself."""
+        ns_resource = builtin.NAMESPACES.group_resource
+        with self.store.lock:
+            entry = self.store.get(ns_resource, "", name)
+            if entry is None or not entry.obj["metadata"].get("deletionTimestamp"):
+                return
+            remaining = 0
+            for resource in self.store.resources():
+                rt = self._rt(resource)
+                if rt is None or not rt.namespaced:
+                    continue
+                for key in self.store.keys(resource, name):
+                    remaining += 1
+                    obj = self.store.get(resource, *key)
+                    if obj is not None and not obj.obj["metadata"].get("deletionTimestamp"):
+                        self.api.delete(rt, key[0], key[1], DeleteOptions())
+            leftover = any(
+                self.store.keys(r, name)
+                for r in self.store.resources()
+                if (t := self._rt(r)) is not None and t.namespaced
+            )
+            if remaining == 0 or not leftover:
+                self.store.remove(ns_resource, "", name)

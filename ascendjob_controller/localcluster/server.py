@@ -1,0 +1,608 @@
+"""The HTTP side of the local API server: routing, bodies, responses and watch streams.
+
+A ThreadingHTTPServer with HTTP/1.1 keep-alive: clients such as urllib3 and kubectl reuse
+connections, and each watch holds one thread while it streams chunked JSON lines.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+import yaml
+
+from ascendjob_controller.localcluster.errors import (
+    ApiError,
+    bad_request,
+    injected,
+    internal,
+    method_not_allowed,
+    path_not_found,
+)
+from ascendjob_controller.localcluster.faults import Faults, _resource_matches
+from ascendjob_controller.localcluster.registry import Registry
+from ascendjob_controller.localcluster.resources import ResourceType
+from ascendjob_controller.localcluster.store import Entry, Event, dumps
+from ascendjob_controller.localcluster.verbs import (
+    APPLY_PATCH,
+    Api,
+    DeleteOptions,
+    make_matcher,
+)
+
+VERSION_INFO = {
+    "major": "1",
+    "minor": "32",
+    "gitVersion": "v1.32.0",
+    "gitCommit": "0000000000000000000000000000000000000000",
+    "gitTreeState": "clean",
+    "buildDate": "2024-12-11T00:00:00Z",
+    "goVersion": "go1.23.3",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+_TABLE_MARK = "as=Table"
+
+
+@dataclass
+class Route:
+    """A parsed resource URL."""
+
+    rt: ResourceType
+    namespace: str  # "" when not namespaced or all namespaces
+    name: str
+    subresource: str
+
+
+@dataclass
+class ServerState:
+    """Everything the handler threads share; one per LocalCluster."""
+
+    api: Api
+    registry: Registry
+    faults: Faults
+    bookmark_interval: float = 5.0
+    stopping: threading.Event = field(default_factory=threading.Event)
+    counts: Counter[tuple[str, str]] = field(default_factory=Counter)
+    counts_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def count(self, verb: str, resource: str) -> None:
+        with self.counts_lock:
+            self.counts[(verb, resource)] += 1
+
+    def request_count(self, verb: str | None = None, resource: str | None = None) -> int:
+        with self.counts_lock:
+            return sum(
+                n
+                for (v, r), n in self.counts.items()
+                if (verb is None or v == verb)
+                and (resource is None or _resource_matches(resource, r))
+            )
+
+
+class ApiHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, address: tuple[str, int], state: ServerState) -> None:
+        self.state = state
+        super().__init__(address, ApiHandler)
+
+
+def parse_route(registry: Registry, path: str) -> Route | None:
+    """Map /api/v1/... and /apis/g/v/... to a resource; None when it names no resource."""
+    parts = [p for p in path.split("/") if p]
+    if len(parts) >= 2 and parts[0] == "api":
+        group, version, rest = "", parts[1], parts[2:]
+    elif len(parts) >= 3 and parts[0] == "apis":
+        group, version, rest = parts[1], parts[2], parts[3:]
+    else:
+        return None
+    if not rest:
+        return None
+    namespace = ""
+    if rest[0] == "namespaces" and len(rest) >= 3:
+        ns_type = registry.lookup(group, version, "namespaces")
+        if not (ns_type is not None and len(rest) == 3 and rest[2] in ns_type.subresources):
+            namespace, rest = rest[1], rest[2:]
+    if not rest or len(rest) > 3:
+        return None
+    rt = registry.lookup(group, version, rest[0])
+    if rt is None or (namespace and not rt.namespaced):
+        return None
+    name = rest[1] if len(rest) > 1 else ""
+    subresource = rest[2] if len(rest) > 2 else ""
+    if subresource and subresource not in rt.subresources:
+        return None
+    return Route(rt, namespace, name, subresource)
+
+
+def parse_body(raw: bytes, content_type: str) -> Any:
+    """JSON, or YAML when the client says so; 400 for anything that does not parse."""
+    if not raw.strip():
+        raise bad_request("the body of the request was empty")
+    try:
+        if "yaml" in content_type:
+            return yaml.safe_load(raw.decode())
+        return json.loads(raw)
+    except (ValueError, yaml.YAMLError) as err:
+        kind = "yaml" if "yaml" in content_type else "json"
+        raise bad_request(
+            f"the body of the request could not be decoded: {kind} parse error: {err}"
+        ) from err
+
+
+def _flag(value: str | None) -> bool:
+    return value in ("true", "1", "True")
+
+
+class ApiHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    server: ApiHTTPServer
+    server_version = "ascendjob-localcluster"
+    sys_version = ""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: a busy test run would otherwise print a line per request."""
+
+    def do_GET(self) -> None:
+        self._handle("GET")
+
+    def do_POST(self) -> None:
+        self._handle("POST")
+
+    def do_PUT(self) -> None:
+        self._handle("PUT")
+
+    def do_PATCH(self) -> None:
+        self._handle("PATCH")
+
+    def do_DELETE(self) -> None:
+        self._handle("DELETE")
+
+    # --- plumbing ----------------------------------------------------------------------------
+    def _handle(self, method: str) -> None:
+        state = self.server.state
+        try:
+            body = self._read_body()
+            url = urlsplit(self.path)
+            query = dict(parse_qsl(url.query, keep_blank_values=True))
+            route = parse_route(state.registry, url.path)
+            if route is None:
+                state.count("get" if method == "GET" else method.lower(), "")
+                self._non_resource(method, url.path)
+                return
+            verb = self._verb(method, route, query)
+            resource = route.rt.plural + (f"/{route.subresource}" if route.subresource else "")
+            state.count(verb, resource)
+            delay = state.faults.delay_for(verb)
+            if delay > 0:
+                time.sleep(delay)
+            code = state.faults.failure_for(verb, resource)
+            if code is not None:
+                raise injected(code)
+            self._resource(verb, route, query, body)
+        except ApiError as err:
+            self._send_json(err.code, dumps(err.status()), headers=err.headers)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
+        except Exception as err:  # never a stack trace to the client; one line to stderr
+            print(f"localcluster: {method} {self.path}: {err!r}", file=sys.stderr)
+            self._send_json(500, dumps(internal(str(err)).status()))
+
+    def _read_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            return self.rfile.read(length)
+        if "chunked" in (self.headers.get("Transfer-Encoding") or ""):
+            chunks = []
+            while True:
+                size = int(self.rfile.readline().strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    break
+                chunks.append(self.rfile.read(size))
+                self.rfile.readline()
+            return b"".join(chunks)
+        return b""
+
+    def _send_json(
+        self,
+        code: int,
+        payload: bytes,
+        content_type: str = "application/json",
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(payload)))
+        self.send_header("Cache-Control", "no-cache, private")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        # Headers and body in one write: fewer syscalls on the hot path.
+        self._headers_buffer.append(b"\r\n")  # type: ignore[attr-defined]
+        if self.command != "HEAD":
+            self._headers_buffer.append(payload)  # type: ignore[attr-defined]
+        self.flush_headers()
+
+    def _send_obj(self, code: int, obj: Any, content_type: str = "application/json") -> None:
+        self._send_json(code, dumps(obj), content_type)
+
+    @staticmethod
+    def _verb(method: str, route: Route, query: dict[str, str]) -> str:
+        if method == "GET":
+            if route.name:
+                return "get"
+            return "watch" if _flag(query.get("watch")) else "list"
+        if method == "POST":
+            if route.name:
+                raise method_not_allowed()
+            return "create"
+        if method in ("PUT", "PATCH"):
+            if not route.name:
+                raise method_not_allowed()
+            return "update" if method == "PUT" else "patch"
+        if method == "DELETE":
+            return "delete" if route.name else "deletecollection"
+        raise method_not_allowed()
+
+    def _wants_table(self) -> bool:
+        return _TABLE_MARK in (self.headers.get("Accept") or "")
+
+    # --- non-resource endpoints -------------------------------------------------------------
+    def _non_resource(self, method: str, path: str) -> None:
+        if method != "GET":
+            raise path_not_found() if path.startswith(("/api", "/apis")) else method_not_allowed()
+        path = path.rstrip("/") or "/"
+        if path == "/version":
+            self._send_obj(200, VERSION_INFO)
+            return
+        if path.split("/")[1] in ("healthz", "readyz", "livez"):
+            self._send_json(200, b"ok", "text/plain; charset=utf-8")
+            return
+        if path.startswith(("/api", "/apis")):
+            self._discovery(path)
+            return
+        if path.startswith("/openapi"):
+            self._openapi(path)
+            return
+        raise path_not_found()
+
+    def _discovery(self, path: str) -> None:
+        from ascendjob_controller.localcluster import discovery
+
+        resources = self.server.state.registry.all()
+        parts = [p for p in path.split("/") if p]
+        aggregated = "as=APIGroupDiscoveryList" in (self.headers.get("Accept") or "")
+        if len(parts) == 1 and aggregated:
+            doc = discovery.aggregated_discovery(resources, parts[0] == "api")
+            self._send_obj(200, doc, AGGREGATED)
+            return
+        if parts == ["api"]:
+            self._send_obj(200, discovery.api_versions())
+            return
+        if parts == ["apis"]:
+            self._send_obj(200, discovery.api_group_list(resources))
+            return
+        if len(parts) == 2 and parts[0] == "apis":
+            groups = discovery.api_group_list(resources).get("groups", [])
+            for group in groups:
+                if group.get("name") == parts[1]:
+                    self._send_obj(200, {"kind": "APIGroup", "apiVersion": "v1", **group})
+                    return
+            raise path_not_found()
+        group_version = parts[1] if parts[0] == "api" and len(parts) == 2 else "/".join(parts[1:3])
+        if len(parts) in (2, 3) and any(r.group_version == group_version for r in resources):
+            self._send_obj(200, discovery.api_resource_list(group_version, resources))
+            return
+        raise path_not_found()
+
+    def _openapi(self, path: str) -> None:
+        from ascendjob_controller.localcluster import openapi
+
+        resources = self.server.state.registry.all()
+        if path == "/openapi/v2":
+            self._send_obj(200, openapi.openapi_v2(resources))
+            return
+        if path == "/openapi/v3":
+            self._send_obj(200, openapi.openapi_v3_index(resources))
+            return
+        prefix = "/openapi/v3/"
+        if path.startswith(prefix):
+            rest = path[len(prefix) :].split("/")
+            if rest[0] == "api" and len(rest) == 2:
+                group_version = rest[1]
+            elif rest[0] == "apis" and len(rest) == 3:
+                group_version = f"{rest[1]}/{rest[2]}"
+            else:
+                raise path_not_found()
+            doc = openapi.openapi_v3_document(group_version, resources)
+            if doc is not None:
+                self._send_obj(200, doc)
+                return
+        raise path_not_found()
+
+    # --- resource verbs -------------------------------------------------------------------------
+    def _resource(self, verb: str, route: Route, query: dict[str, str], raw: bytes) -> None:
+        api = self.server.state.api
+        rt = route.rt
+        ns = route.namespace if rt.namespaced else ""
+        dry_run = query.get("dryRun") == "All"
+        validation = query.get("fieldValidation", "")
+        if verb == "get":
+            entry = api.get(rt, ns, route.name)
+            if route.subresource not in ("", "status"):
+                raise path_not_found()
+            self._send_entry(200, rt, entry)
+        elif verb == "list":
+            self._list(route, query)
+        elif verb == "watch":
+            self._watch(route, query)
+        elif verb == "create":
+            body = parse_body(raw, self.headers.get("Content-Type") or "")
+            if rt.namespaced and not route.namespace:
+                meta = body.get("metadata") if isinstance(body, dict) else None
+                ns = (meta or {}).get("namespace") or "default"
+            result = api.create(rt, ns, body, validation, dry_run)
+            self._send_entry(result.code, rt, result.entry, result.warnings)
+        elif verb == "update":
+            body = parse_body(raw, self.headers.get("Content-Type") or "")
+            result = api.update(rt, ns, route.name, body, route.subresource, validation, dry_run)
+            self._send_entry(result.code, rt, result.entry, result.warnings)
+        elif verb == "patch":
+            content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip()
+            body = parse_body(raw, "yaml" if content_type == APPLY_PATCH else "json")
+            result = api.patch(
+                rt,
+                ns,
+                route.name,
+                content_type,
+                body,
+                route.subresource,
+                query.get("fieldManager", ""),
+                validation,
+                dry_run,
+            )
+            self._send_entry(result.code, rt, result.entry, result.warnings)
+        elif verb == "delete":
+            opts = self._delete_options(query, raw)
+            result = api.delete(rt, ns, route.name, opts)
+            self._send_entry(result.code, rt, result.entry)
+        elif verb == "deletecollection":
+            opts = self._delete_options(query, raw)
+            entries = api.delete_collection(
+                rt, ns or None, query.get("labelSelector", ""), query.get("fieldSelector", ""), opts
+            )
+            self._send_list(rt, entries, api.store.resource_version, "", None)
+
+    def _delete_options(self, query: dict[str, str], raw: bytes) -> DeleteOptions:
+        body: dict[str, Any] = {}
+        if raw.strip():
+            parsed = parse_body(raw, self.headers.get("Content-Type") or "")
+            if isinstance(parsed, dict):
+                body = parsed
+        pre = body.get("preconditions") or {}
+        grace = body.get("gracePeriodSeconds", query.get("gracePeriodSeconds"))
+        propagation = body.get("propagationPolicy") or query.get("propagationPolicy")
+        if propagation not in (None, "Background", "Foreground", "Orphan"):
+            raise bad_request(f"propagationPolicy {propagation!r} is not supported")
+        orphan = body.get("orphanDependents", query.get("orphanDependents"))
+        if propagation is None and orphan in (True, "true"):
+            propagation = "Orphan"
+        dry = body.get("dryRun") or ([query["dryRun"]] if "dryRun" in query else [])
+        return DeleteOptions(
+            propagation=propagation,
+            grace_period=int(grace) if grace not in (None, "") else None,
+            uid=pre.get("uid"),
+            resource_version=pre.get("resourceVersion"),
+            dry_run="All" in dry,
+        )
+
+    def _send_entry(
+        self, code: int, rt: ResourceType, entry: Entry, warnings: list[str] | None = None
+    ) -> None:
+        headers = (
+            {"Warning": ", ".join(f'299 - "{_escape(w)}"' for w in warnings)} if warnings else None
+        )
+        if self._wants_table():
+            table = self._table(rt, [entry.obj])
+            table["metadata"] = {"resourceVersion": entry.obj["metadata"]["resourceVersion"]}
+            self._send_json(code, dumps(table), headers=headers)
+            return
+        self._send_json(code, entry.raw, headers=headers)
+
+    def _table(self, rt: ResourceType, objects: list[dict[str, Any]]) -> dict[str, Any]:
+        from ascendjob_controller.localcluster import tables
+
+        include = self._query_value("includeObject") or "Metadata"
+        result: dict[str, Any] = tables.to_table(rt, objects, include, datetime.now(UTC))
+        return result
+
+    def _query_value(self, key: str) -> str:
+        return dict(parse_qsl(urlsplit(self.path).query)).get(key, "")
+
+    def _list(self, route: Route, query: dict[str, str]) -> None:
+        api = self.server.state.api
+        try:
+            limit = int(query.get("limit") or 0)
+        except ValueError as err:
+            raise bad_request(f"invalid limit {query.get('limit')!r}") from err
+        result = api.list_objects(
+            route.rt,
+            route.namespace or None,
+            query.get("labelSelector", ""),
+            query.get("fieldSelector", ""),
+            limit,
+            query.get("continue", ""),
+        )
+        self._send_list(
+            route.rt,
+            result.entries,
+            result.resource_version,
+            result.continue_token,
+            result.remaining,
+        )
+
+    def _send_list(
+        self,
+        rt: ResourceType,
+        entries: list[Entry],
+        rv: int,
+        continue_token: str,
+        remaining: int | None,
+    ) -> None:
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        if continue_token:
+            meta["continue"] = continue_token
+        if remaining is not None:
+            meta["remainingItemCount"] = remaining
+        if self._wants_table():
+            table = self._table(rt, [e.obj for e in entries])
+            table["metadata"] = meta
+            self._send_obj(200, table)
+            return
+        head = {"kind": rt.list_kind, "apiVersion": rt.group_version, "metadata": meta}
+        payload = dumps(head)[:-1] + b',"items":[' + b",".join(e.raw for e in entries) + b"]}"
+        self._send_json(200, payload)
+
+    # --- watch ------------------------------------------------------------------------------
+    def _watch(self, route: Route, query: dict[str, str]) -> None:
+        state = self.server.state
+        store = state.api.store
+        rt = route.rt
+        match = make_matcher(query.get("labelSelector", ""), query.get("fieldSelector", ""))
+        try:
+            timeout = float(query.get("timeoutSeconds") or 1800)
+        except ValueError as err:
+            raise bad_request("invalid timeoutSeconds") from err
+        bookmarks = _flag(query.get("allowWatchBookmarks"))
+        rv_param = query.get("resourceVersion", "")
+        initial: list[Entry] = []
+        error: ApiError | None = None
+        position = store.head()
+        if state.faults.take_expire():
+            error = ApiError(410, "Expired", "too old resource version: forced by fault injection")
+        elif rv_param in ("", "0"):
+            entries, position, _ = store.snapshot(rt.group_resource, route.namespace or None)
+            initial = [e for e in entries if match is None or match(e.obj)]
+        else:
+            try:
+                position = store.position_after(int(rv_param))
+            except ValueError as err:
+                raise bad_request(f"invalid resourceVersion {rv_param!r}") from err
+            except ApiError as err:
+                error = err
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Cache-Control", "no-cache, private")
+        self.end_headers()
+        table = self._wants_table()
+        line = self._event_line(rt, table)
+        if error is not None:
+            self._chunk(dumps({"type": "ERROR", "object": error.status()}) + b"\n")
+            self._chunk(b"")
+            return
+        if initial:
+            self._chunk(b"".join(line("ADDED", e) for e in initial))
+        epoch = state.faults.watch_epoch
+        deadline = time.monotonic() + timeout
+        next_bookmark = time.monotonic() + state.bookmark_interval
+        current_rv = store.resource_version
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                if bookmarks:
+                    self._chunk(self._bookmark(rt, current_rv))
+                self._chunk(b"")
+                return
+            if state.stopping.is_set() or state.faults.watch_epoch != epoch:
+                self._chunk(b"")
+                self.close_connection = True
+                return
+            wait = min(deadline - now, 1.0)
+            if bookmarks:
+                wait = min(wait, max(0.0, next_bookmark - now))
+            try:
+                events, position, current_rv = store.wait_events(position, wait)
+            except ApiError as err:
+                self._chunk(dumps({"type": "ERROR", "object": err.status()}) + b"\n")
+                self._chunk(b"")
+                return
+            out = [
+                chunk
+                for ev in events
+                if ev.resource == rt.group_resource
+                and (not route.namespace or ev.namespace == route.namespace)
+                for chunk in self._filtered(ev, match, line)
+            ]
+            if out:
+                self._chunk(b"".join(out))
+            if bookmarks and time.monotonic() >= next_bookmark:
+                self._chunk(self._bookmark(rt, current_rv))
+                next_bookmark = time.monotonic() + state.bookmark_interval
+
+    @staticmethod
+    def _filtered(
+        ev: Event,
+        match: Callable[[dict[str, Any]], bool] | None,
+        line: Callable[[str, Entry], bytes],
+    ) -> list[bytes]:
+        """Selector transitions as a real watch reports them: in -> ADDED, out -> DELETED."""
+        if match is None:
+            return [line(ev.type, ev.entry)]
+        now_in = match(ev.entry.obj)
+        if ev.type == "MODIFIED":
+            was_in = ev.prev is not None and match(ev.prev)
+            if now_in and was_in:
+                return [line("MODIFIED", ev.entry)]
+            if now_in:
+                return [line("ADDED", ev.entry)]
+            if was_in:
+                return [line("DELETED", ev.entry)]
+            return []
+        return [line(ev.type, ev.entry)] if now_in else []
+
+    def _event_line(self, rt: ResourceType, table: bool) -> Callable[[str, Entry], bytes]:
+        if table:
+
+            def table_line(kind: str, entry: Entry) -> bytes:
+                obj = self._table(rt, [entry.obj])
+                obj["metadata"] = {"resourceVersion": entry.obj["metadata"]["resourceVersion"]}
+                return dumps({"type": kind, "object": obj}) + b"\n"
+
+            return table_line
+
+        def raw_line(kind: str, entry: Entry) -> bytes:
+            return b'{"type":"' + kind.encode() + b'","object":' + entry.raw + b"}\n"
+
+        return raw_line
+
+    @staticmethod
+    def _bookmark(rt: ResourceType, rv: int) -> bytes:
+        obj = {
+            "kind": rt.kind,
+            "apiVersion": rt.group_version,
+            "metadata": {"resourceVersion": str(rv)},
+        }
+        return dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')

@@ -1,0 +1,310 @@
+"""In-memory object storage with one cluster-wide resourceVersion and a bounded watch history.
+
+Like etcd behind kube-apiserver: every write gets the next revision and one event; watchers
+replay history from a revision, and once history is compacted past a revision, watching from
+it is answered with 410 Expired. Stored objects are never mutated after they are written
+(callers get copies), so readers can use them and their cached JSON outside the lock.
+"""
+
+from __future__ import annotations
+
+import base64
+import bisect
+import json
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ascendjob_controller.localcluster.errors import ApiError, expired, too_old
+
+Key = tuple[str, str]  # (namespace, name); namespace "" for cluster-scoped objects
+ObjectRef = tuple[str, str, str]  # (group_resource, namespace, name)
+
+
+def dumps(obj: Any) -> bytes:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A stored object and its JSON, serialized once at write time for lists and watches."""
+
+    obj: dict[str, Any]
+    raw: bytes
+
+    def copy(self) -> dict[str, Any]:
+        result: dict[str, Any] = json.loads(self.raw)
+        return result
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    rv: int
+    type: str  # ADDED, MODIFIED, DELETED
+    resource: str  # group_resource, e.g. "pods"
+    namespace: str
+    entry: Entry
+    prev: dict[str, Any] | None  # the object before this event, for selector transitions
+
+
+Listener = Callable[[Event], None]
+
+
+def encode_continue(rv: int, namespace: str, name: str) -> str:
+    """An opaque token naming where the next page starts, like the apiserver's."""
+    payload = {"v": "meta.k8s.io/v1", "rv": rv, "start": f"{namespace}/{name}\x00"}
+    return base64.urlsafe_b64encode(json.dumps(payload).encode()).decode()
+
+
+def decode_continue(token: str) -> tuple[int, Key]:
+    """Return (rv, last key served) or raise ApiError 400 for a token we did not make."""
+    try:
+        padded = token + "=" * (-len(token) % 4)
+        payload = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        start = payload["start"]
+        if payload.get("v") != "meta.k8s.io/v1" or not start.endswith("\x00"):
+            raise ValueError(token)
+        namespace, _, name = start[:-1].partition("/")
+        return int(payload["rv"]), (namespace, name)
+    except (ValueError, KeyError, TypeError) as err:
+        raise ApiError(
+            400, "BadRequest", f"continue key is not valid: {err.__class__.__name__}"
+        ) from err
+
+
+class Store:
+    """Objects by resource and key, revision counter, history window, ownership index."""
+
+    def __init__(self, window: int = 10_000) -> None:
+        if window < 1:
+            raise ValueError("window must be positive")
+        self.window = window
+        self.lock = threading.RLock()
+        self.changed = threading.Condition(self.lock)
+        self._objects: dict[str, dict[Key, Entry]] = {}
+        self._sorted: dict[str, list[Key]] = {}
+        self._by_uid: dict[str, ObjectRef] = {}
+        self._dependents: dict[str, set[ObjectRef]] = {}
+        self._rv = 0
+        self._history: list[Event] = []
+        self._history_rvs: list[int] = []
+        self._base = 0  # global index of _history[0]
+        self._compacted_rv = 0  # the newest revision no longer in history
+        self._listeners: list[Listener] = []
+
+    # --- reads ---------------------------------------------------------------------------
+    @property
+    def resource_version(self) -> int:
+        return self._rv
+
+    @property
+    def compacted_rv(self) -> int:
+        return self._compacted_rv
+
+    def get(self, resource: str, namespace: str, name: str) -> Entry | None:
+        return self._objects.get(resource, {}).get((namespace, name))
+
+    def by_uid(self, uid: str) -> ObjectRef | None:
+        return self._by_uid.get(uid)
+
+    def dependents(self, owner_uid: str) -> list[ObjectRef]:
+        with self.lock:
+            return sorted(self._dependents.get(owner_uid, ()))
+
+    def count(self, resource: str) -> int:
+        return len(self._objects.get(resource, {}))
+
+    def resources(self) -> list[str]:
+        return list(self._objects)
+
+    def keys(self, resource: str, namespace: str | None = None) -> list[Key]:
+        """Sorted keys, optionally only one namespace's; the order lists and continue use."""
+        with self.lock:
+            keys = self._sorted_keys(resource)
+            if namespace is None:
+                return list(keys)
+            lo = bisect.bisect_left(keys, (namespace, ""))
+            hi = bisect.bisect_left(keys, (namespace + "\x00", ""))
+            return keys[lo:hi]
+
+    def _sorted_keys(self, resource: str) -> list[Key]:
+        cached = self._sorted.get(resource)
+        if cached is None:
+            cached = sorted(self._objects.get(resource, {}))
+            self._sorted[resource] = cached
+        return cached
+
+    def page(
+        self,
+        resource: str,
+        namespace: str | None,
+        after: Key | None,
+        limit: int,
+        match: Callable[[dict[str, Any]], bool] | None,
+    ) -> tuple[list[Entry], int, bool, int | None]:
+        """One page of a list: (entries, rv, more?, remaining count when knowable).
+
+        Keys are walked in sorted order starting after `after`, so a continue token stays
+        meaningful while objects come and go between pages.
+        """
+        with self.lock:
+            keys = self._sorted_keys(resource)
+            objects = self._objects.get(resource, {})
+            lo = 0 if namespace is None else bisect.bisect_left(keys, (namespace, ""))
+            hi = (
+                len(keys)
+                if namespace is None
+                else bisect.bisect_left(keys, (namespace + "\x00", ""))
+            )
+            if after is not None:
+                lo = max(lo, bisect.bisect_right(keys, after))
+            out: list[Entry] = []
+            pos = lo
+            while pos < hi and (limit <= 0 or len(out) < limit):
+                entry = objects[keys[pos]]
+                pos += 1
+                if match is None or match(entry.obj):
+                    out.append(entry)
+            more = False
+            remaining: int | None = None
+            if pos < hi:
+                if match is None:
+                    more, remaining = True, hi - pos
+                else:
+                    more = any(match(objects[keys[i]].obj) for i in range(pos, hi))
+            return out, self._rv, more, remaining
+
+    # --- writes (callers hold self.lock for read-modify-write sequences) ------------------
+    def add_listener(self, listener: Listener) -> None:
+        with self.lock:
+            self._listeners.append(listener)
+
+    def write(self, resource: str, obj: dict[str, Any], event_type: str) -> Entry:
+        """Store `obj` (which the caller hands over) at the next revision, recording an event."""
+        with self.lock:
+            meta = obj["metadata"]
+            key = (meta.get("namespace", ""), meta["name"])
+            table = self._objects.setdefault(resource, {})
+            old = table.get(key)
+            self._rv += 1
+            meta["resourceVersion"] = str(self._rv)
+            entry = Entry(obj, dumps(obj))
+            table[key] = entry
+            if old is None:
+                self._sorted.pop(resource, None)
+            else:
+                self._unindex(resource, key, old.obj)
+            self._index(resource, key, obj)
+            prev = old.obj if old is not None else None
+            self._record(Event(self._rv, event_type, resource, key[0], entry, prev))
+            return entry
+
+    def remove(
+        self, resource: str, namespace: str, name: str, final: dict[str, Any] | None = None
+    ) -> Entry | None:
+        """Delete an object; its DELETED event carries the deletion's own revision.
+
+        `final` is the object as the deleting write left it (say, its last finalizer removed).
+        """
+        with self.lock:
+            table = self._objects.get(resource, {})
+            old = table.pop((namespace, name), None)
+            if old is None:
+                return None
+            self._sorted.pop(resource, None)
+            self._unindex(resource, (namespace, name), old.obj)
+            self._rv += 1
+            final = json.loads(dumps(final)) if final is not None else json.loads(old.raw)
+            final["metadata"]["resourceVersion"] = str(self._rv)
+            entry = Entry(final, dumps(final))
+            self._record(Event(self._rv, "DELETED", resource, namespace, entry, old.obj))
+            return entry
+
+    def _index(self, resource: str, key: Key, obj: dict[str, Any]) -> None:
+        meta = obj["metadata"]
+        ref = (resource, key[0], key[1])
+        uid = meta.get("uid")
+        if uid:
+            self._by_uid[uid] = ref
+        for owner in meta.get("ownerReferences") or ():
+            owner_uid = owner.get("uid") if isinstance(owner, dict) else None
+            if owner_uid:
+                self._dependents.setdefault(owner_uid, set()).add(ref)
+
+    def _unindex(self, resource: str, key: Key, obj: dict[str, Any]) -> None:
+        meta = obj["metadata"]
+        ref = (resource, key[0], key[1])
+        uid = meta.get("uid")
+        if uid and self._by_uid.get(uid) == ref:
+            del self._by_uid[uid]
+        for owner in meta.get("ownerReferences") or ():
+            owner_uid = owner.get("uid") if isinstance(owner, dict) else None
+            deps = self._dependents.get(owner_uid or "")
+            if deps is not None:
+                deps.discard(ref)
+                if not deps:
+                    del self._dependents[owner_uid or ""]
+
+    def _record(self, event: Event) -> None:
+        self._history.append(event)
+        self._history_rvs.append(event.rv)
+        # Compact in batches so appends stay O(1) amortized.
+        excess = len(self._history) - self.window
+        if excess > max(1, self.window // 10):
+            self._compacted_rv = self._history_rvs[excess - 1]
+            del self._history[:excess]
+            del self._history_rvs[:excess]
+            self._base += excess
+        for listener in self._listeners:
+            listener(event)
+        self.changed.notify_all()
+
+    def compact(self, keep: int = 0) -> None:
+        """Drop all but the newest `keep` events now (tests use it to force 410)."""
+        with self.lock:
+            excess = len(self._history) - keep
+            if excess > 0:
+                self._compacted_rv = self._history_rvs[excess - 1]
+                del self._history[:excess]
+                del self._history_rvs[:excess]
+                self._base += excess
+
+    # --- watch support ---------------------------------------------------------------------
+    def position_after(self, rv: int) -> int:
+        """The history index of the first event newer than `rv`, or 410 if compacted away."""
+        with self.lock:
+            if rv < self._compacted_rv:
+                raise too_old(rv, self._compacted_rv)
+            return self._base + bisect.bisect_right(self._history_rvs, rv)
+
+    def head(self) -> int:
+        """The history index the next event will get."""
+        return self._base + len(self._history)
+
+    def wait_events(self, position: int, timeout: float) -> tuple[list[Event], int, int]:
+        """Events from `position` on (waiting up to `timeout` for one): (events, next, rv).
+
+        A watcher that fell behind the window is told 410, as a real server drops slow ones.
+        """
+        with self.lock:
+            if position >= self.head():
+                self.changed.wait(timeout)
+            if position < self._base:
+                raise expired(
+                    f"too old resource version: watcher fell behind ({self._compacted_rv})"
+                )
+            events = self._history[position - self._base :]
+            return events, self.head(), self._rv
+
+    def snapshot(self, resource: str, namespace: str | None) -> tuple[list[Entry], int, int]:
+        """Every object of a resource plus the history position and rv they are consistent with."""
+        with self.lock:
+            keys = self.keys(resource, namespace)
+            table = self._objects.get(resource, {})
+            return [table[k] for k in keys], self.head(), self._rv
+
+    def iter_all(self, resource: str) -> Iterator[Entry]:
+        with self.lock:
+            entries = list(self._objects.get(resource, {}).values())
+        return iter(entries)

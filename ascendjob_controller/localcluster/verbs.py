@@ -1,0 +1,636 @@
+"""The write and read verbs with kube-apiserver semantics, independent of HTTP.
+
+Each verb builds the complete new object first and only then writes it under the store lock,
+so a rejected request never leaves a half-written object. The garbage collector and the
+namespace cleaner call these same verbs in-process.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from ascendjob_controller.localcluster import builtin
+from ascendjob_controller.localcluster.errors import (
+    ApiError,
+    already_exists,
+    bad_request,
+    conflict,
+    forbidden,
+    invalid,
+    namespace_not_found,
+    not_found,
+    stale,
+    unsupported_media_type,
+)
+from ascendjob_controller.localcluster.registry import Registry
+from ascendjob_controller.localcluster.resources import ResourceType
+from ascendjob_controller.localcluster.store import Entry, Store, decode_continue, encode_continue
+
+_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+_GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_SYSTEM_META = (
+    "uid",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "generation",
+)
+MERGE_PATCH = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+STRATEGIC_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"
+FOREGROUND = "foregroundDeletion"
+ORPHAN = "orphan"
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Result:
+    """What a write produced: the stored (or would-be) object, HTTP code, and warnings."""
+
+    entry: Entry
+    code: int = 200
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ListResult:
+    entries: list[Entry]
+    resource_version: int
+    continue_token: str
+    remaining: int | None
+
+
+@dataclass(frozen=True)
+class DeleteOptions:
+    propagation: str | None = None
+    grace_period: int | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    dry_run: bool = False
+
+
+def _spec_part(obj: dict[str, Any]) -> dict[str, Any]:
+    """Everything generation counts: all but metadata, status and type fields."""
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+
+def _comparable(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = {k: v for k, v in obj.get("metadata", {}).items() if k not in ("resourceVersion",)}
+    return {**obj, "metadata": meta}
+
+
+def _crd_status(crd: dict[str, Any]) -> dict[str, Any]:
+    """What the apiextensions controllers would write: names accepted and established."""
+    ts = now_rfc3339()
+    spec = crd.get("spec") or {}
+    names = dict(spec.get("names") or {})
+    names.setdefault("singular", str(names.get("kind", "")).lower())
+    names.setdefault("listKind", f"{names.get('kind', '')}List")
+    stored = [v["name"] for v in spec.get("versions") or [] if v.get("storage")]
+    return {
+        "acceptedNames": names,
+        "conditions": [
+            {
+                "type": "NamesAccepted",
+                "status": "True",
+                "reason": "NoConflicts",
+                "message": "no conflicts found",
+                "lastTransitionTime": ts,
+            },
+            {
+                "type": "Established",
+                "status": "True",
+                "reason": "InitialNamesAccepted",
+                "message": "the initial names have been accepted",
+                "lastTransitionTime": ts,
+            },
+        ],
+        "storedVersions": stored,
+    }
+
+
+class Api:
+    """The verbs over one Store and Registry."""
+
+    def __init__(self, store: Store, registry: Registry) -> None:
+        self.store = store
+        self.registry = registry
+        self.allocator = builtin.ClusterIPAllocator()
+        self._rand = random.Random()
+
+    # --- reads -----------------------------------------------------------------------------
+    def get(self, rt: ResourceType, namespace: str, name: str) -> Entry:
+        entry = self.store.get(rt.group_resource, namespace if rt.namespaced else "", name)
+        if entry is None:
+            raise not_found(rt, name)
+        return entry
+
+    def list_objects(
+        self,
+        rt: ResourceType,
+        namespace: str | None,
+        label_selector: str = "",
+        field_selector: str = "",
+        limit: int = 0,
+        continue_token: str = "",
+    ) -> ListResult:
+        match = make_matcher(label_selector, field_selector)
+        after = None
+        if continue_token:
+            _, after = decode_continue(continue_token)
+        ns = namespace if rt.namespaced and namespace else None
+        entries, rv, more, remaining = self.store.page(rt.group_resource, ns, after, limit, match)
+        token = ""
+        if more and entries:
+            last = entries[-1].obj["metadata"]
+            token = encode_continue(rv, last.get("namespace", ""), last["name"])
+        return ListResult(entries, rv, token, remaining if more else None)
+
+    # --- create ------------------------------------------------------------------------------
+    def create(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        body: Any,
+        field_validation: str = "",
+        dry_run: bool = False,
+    ) -> Result:
+        obj = self._check_body(rt, body)
+        meta = obj["metadata"]
+        self._place_namespace(rt, namespace, meta)
+        if not meta.get("name"):
+            if not meta.get("generateName"):
+                raise invalid(
+                    rt,
+                    "",
+                    [
+                        {
+                            "reason": "FieldValueRequired",
+                            "message": "Required value: name or generateName is required",
+                            "field": "metadata.name",
+                        }
+                    ],
+                )
+            meta["name"] = self._generated_name(rt, meta)
+        self._check_name(rt, meta["name"])
+        for key in (*_SYSTEM_META, "resourceVersion", "selfLink"):
+            meta.pop(key, None)
+        meta["uid"] = str(uuid.uuid4())
+        meta["creationTimestamp"] = now_rfc3339()
+        meta["generation"] = 1
+        if "status" in rt.subresources and not rt.builtin:
+            obj.pop("status", None)
+        warnings = self._validate_custom(rt, obj, field_validation)
+        with self.store.lock:
+            self._require_namespace(rt, meta.get("namespace", ""))
+            if self.store.get(rt.group_resource, meta.get("namespace", ""), meta["name"]):
+                raise already_exists(rt, meta["name"])
+            self._default_builtin(rt, obj)
+            if dry_run:
+                if rt is builtin.SERVICES:
+                    self._release_ip(obj)
+                return Result(Entry(obj, json.dumps(obj).encode()), 201, warnings)
+            entry = self.store.write(rt.group_resource, obj, "ADDED")
+            self._after_write(rt, entry.obj)
+        return Result(entry, 201, warnings)
+
+    def _generated_name(self, rt: ResourceType, meta: dict[str, Any]) -> str:
+        prefix = str(meta["generateName"])[:58]
+        for _ in range(16):
+            name = prefix + "".join(self._rand.choice(_GENERATE_ALPHABET) for _ in range(5))
+            if self.store.get(rt.group_resource, meta.get("namespace", ""), name) is None:
+                return name
+        return name
+
+    # --- update / patch -------------------------------------------------------------------------
+    def update(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        name: str,
+        body: Any,
+        subresource: str = "",
+        field_validation: str = "",
+        dry_run: bool = False,
+    ) -> Result:
+        obj = self._check_body(rt, body)
+        meta = obj["metadata"]
+        if meta.get("name") and meta["name"] != name:
+            raise bad_request(
+                f"the name of the object ({meta['name']}) does not match the name on the URL "
+                f"({name})"
+            )
+        meta["name"] = name
+        self._place_namespace(rt, namespace, meta)
+        with self.store.lock:
+            existing = self.store.get(rt.group_resource, meta.get("namespace", ""), name)
+            if existing is None:
+                if subresource or rt not in (builtin.LEASES, builtin.SERVICES):
+                    raise not_found(rt, name)
+                return self.create(rt, namespace, obj, field_validation, dry_run)
+            rv = meta.get("resourceVersion")
+            if rv and rv != existing.obj["metadata"]["resourceVersion"]:
+                raise stale(rt, name)
+            return self._replace(rt, existing, obj, subresource, field_validation, dry_run)
+
+    def patch(
+        self,
+        rt: ResourceType,
+        namespace: str,
+        name: str,
+        content_type: str,
+        patch: Any,
+        subresource: str = "",
+        field_manager: str = "",
+        field_validation: str = "",
+        dry_run: bool = False,
+    ) -> Result:
+        from ascendjob_controller.localcluster import patch as patching
+
+        ns = namespace if rt.namespaced else ""
+        with self.store.lock:
+            existing = self.store.get(rt.group_resource, ns, name)
+            try:
+                if content_type == APPLY_PATCH:
+                    if not isinstance(patch, dict):
+                        raise bad_request("apply patch must be an object")
+                    current = existing.copy() if existing else None
+                    new = patching.apply_patch(
+                        current, patch, field_manager or "unknown", rt.builtin, rt.kind
+                    )
+                    if existing is None:
+                        if subresource:
+                            raise not_found(rt, name)
+                        new.setdefault("metadata", {})["name"] = name
+                        return self.create(rt, namespace, new, field_validation, dry_run)
+                else:
+                    if existing is None:
+                        raise not_found(rt, name)
+                    current = existing.copy()
+                    if content_type == MERGE_PATCH:
+                        new = patching.json_merge_patch(current, patch)
+                    elif content_type == JSON_PATCH:
+                        new = patching.json_patch(current, patch)
+                    elif content_type == STRATEGIC_PATCH:
+                        if not rt.builtin:
+                            raise unsupported_media_type(
+                                content_type, [JSON_PATCH, MERGE_PATCH, APPLY_PATCH]
+                            )
+                        if not isinstance(patch, dict):
+                            raise bad_request("strategic merge patch must be an object")
+                        new = patching.strategic_merge_patch(current, patch, rt.kind)
+                    else:
+                        raise unsupported_media_type(
+                            content_type, [JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH]
+                        )
+            except patching.PatchError as err:
+                raise ApiError(422, "Invalid", str(err), {"name": name, "kind": rt.kind}) from err
+            if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
+                raise bad_request("patch result is not an object")
+            old_rv = existing.obj["metadata"]["resourceVersion"]
+            if new["metadata"].get("resourceVersion") not in (None, "", old_rv):
+                raise stale(rt, name)
+            new["metadata"]["name"] = name
+            new.setdefault("apiVersion", rt.group_version)
+            new.setdefault("kind", rt.kind)
+            return self._replace(rt, existing, new, subresource, field_validation, dry_run)
+
+    def _replace(
+        self,
+        rt: ResourceType,
+        existing: Entry,
+        new: dict[str, Any],
+        subresource: str,
+        field_validation: str,
+        dry_run: bool,
+    ) -> Result:
+        """The shared tail of update and patch; the caller holds the store lock."""
+        old = existing.obj
+        name = old["metadata"]["name"]
+        if subresource == "status":
+            obj = existing.copy()
+            if "status" in new:
+                obj["status"] = new["status"]
+            else:
+                obj.pop("status", None)
+        elif subresource:
+            raise not_found(rt, name)
+        else:
+            obj = new
+            meta = obj["metadata"]
+            for key in _SYSTEM_META:
+                if key in old["metadata"]:
+                    meta[key] = old["metadata"][key]
+                else:
+                    meta.pop(key, None)
+            if "managedFields" not in meta and "managedFields" in old["metadata"]:
+                meta["managedFields"] = old["metadata"]["managedFields"]
+            if "status" in rt.subresources:
+                if "status" in old:
+                    obj["status"] = old["status"]
+                else:
+                    obj.pop("status", None)
+            self._keep_builtin_fields(rt, old, obj)
+        obj["metadata"]["namespace"] = old["metadata"].get("namespace", "")
+        if not rt.namespaced:
+            obj["metadata"].pop("namespace", None)
+        obj["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+        obj["apiVersion"] = old.get("apiVersion", rt.group_version)
+        obj["kind"] = rt.kind
+        warnings = self._validate_custom(rt, obj, field_validation)
+        if _spec_part(obj) != _spec_part(old):
+            obj["metadata"]["generation"] = int(old["metadata"].get("generation", 1)) + 1
+        if _comparable(obj) == _comparable(old):
+            return Result(existing, 200, warnings)
+        if dry_run:
+            return Result(Entry(obj, json.dumps(obj).encode()), 200, warnings)
+        terminating = bool(obj["metadata"].get("deletionTimestamp"))
+        if terminating and not obj["metadata"].get("finalizers"):
+            removed = self._remove(rt, obj)
+            return Result(removed, 200, warnings)
+        entry = self.store.write(rt.group_resource, obj, "MODIFIED")
+        self._after_write(rt, entry.obj)
+        return Result(entry, 200, warnings)
+
+    # --- delete ---------------------------------------------------------------------------------
+    def delete(self, rt: ResourceType, namespace: str, name: str, opts: DeleteOptions) -> Result:
+        ns = namespace if rt.namespaced else ""
+        with self.store.lock:
+            existing = self.store.get(rt.group_resource, ns, name)
+            if existing is None:
+                raise not_found(rt, name)
+            meta = existing.obj["metadata"]
+            if opts.uid and opts.uid != meta.get("uid"):
+                raise conflict(
+                    rt,
+                    name,
+                    f"Precondition failed: UID in precondition: {opts.uid}, "
+                    f"UID in object meta: {meta.get('uid')}",
+                )
+            if opts.resource_version and opts.resource_version != meta["resourceVersion"]:
+                raise conflict(
+                    rt,
+                    name,
+                    f"Precondition failed: ResourceVersion in precondition: "
+                    f"{opts.resource_version}, ResourceVersion in object meta: "
+                    f"{meta['resourceVersion']}",
+                )
+            if opts.dry_run:
+                return Result(existing)
+            if rt is builtin.NAMESPACES:
+                return self._mark_namespace(existing)
+            if opts.propagation == "Orphan":
+                self._orphan_dependents(meta.get("uid", ""))
+            obj = existing.copy()
+            finalizers = list(obj["metadata"].get("finalizers") or [])
+            has_dependents = bool(self.store.dependents(meta.get("uid", "")))
+            code = 200
+            if opts.propagation == "Foreground" and has_dependents:
+                if FOREGROUND not in finalizers:
+                    finalizers.append(FOREGROUND)
+                code = 202
+            if finalizers:
+                obj["metadata"]["finalizers"] = finalizers
+                if not obj["metadata"].get("deletionTimestamp"):
+                    obj["metadata"]["deletionTimestamp"] = now_rfc3339()
+                    obj["metadata"]["deletionGracePeriodSeconds"] = 0
+                if _comparable(obj) == _comparable(existing.obj):
+                    return Result(existing, code)
+                return Result(self.store.write(rt.group_resource, obj, "MODIFIED"), code)
+            return Result(self._remove(rt, existing.obj))
+
+    def delete_collection(
+        self,
+        rt: ResourceType,
+        namespace: str | None,
+        label_selector: str,
+        field_selector: str,
+        opts: DeleteOptions,
+    ) -> list[Entry]:
+        listed = self.list_objects(rt, namespace, label_selector, field_selector)
+        out = []
+        for entry in listed.entries:
+            meta = entry.obj["metadata"]
+            try:
+                out.append(self.delete(rt, meta.get("namespace", ""), meta["name"], opts).entry)
+            except ApiError as err:
+                if err.code != 404:
+                    raise
+        return out
+
+    def _remove(self, rt: ResourceType, obj: dict[str, Any]) -> Entry:
+        meta = obj["metadata"]
+        removed = self.store.remove(
+            rt.group_resource, meta.get("namespace", ""), meta["name"], final=obj
+        )
+        assert removed is not None
+        if rt is builtin.SERVICES:
+            self._release_ip(obj)
+        if rt is builtin.CRDS:
+            self._drop_crd(obj)
+        return removed
+
+    def _orphan_dependents(self, uid: str) -> None:
+        for resource, ns, name in self.store.dependents(uid):
+            entry = self.store.get(resource, ns, name)
+            if entry is None:
+                continue
+            obj = entry.copy()
+            refs = [r for r in obj["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
+            if refs:
+                obj["metadata"]["ownerReferences"] = refs
+            else:
+                obj["metadata"].pop("ownerReferences", None)
+            self.store.write(resource, obj, "MODIFIED")
+
+    def _mark_namespace(self, existing: Entry) -> Result:
+        obj = existing.copy()
+        if obj["metadata"].get("deletionTimestamp"):
+            return Result(existing)
+        obj["metadata"]["deletionTimestamp"] = now_rfc3339()
+        obj["metadata"]["deletionGracePeriodSeconds"] = 0
+        obj["status"] = {"phase": "Terminating"}
+        return Result(self.store.write(builtin.NAMESPACES.group_resource, obj, "MODIFIED"))
+
+    # --- shared checks and kind hooks -------------------------------------------------------
+    def _check_body(self, rt: ResourceType, body: Any) -> dict[str, Any]:
+        if not isinstance(body, dict):
+            raise bad_request(f"the body of the request is not a {rt.kind} object")
+        obj = json.loads(json.dumps(body))  # private copy; also rejects non-JSON values early
+        api_version = obj.get("apiVersion")
+        if api_version and api_version != rt.group_version:  # noqa: SIM102 - reads better
+            if api_version.split("/")[0] != rt.group_version.split("/")[0] or rt.builtin:
+                raise bad_request(
+                    f"the API version in the data ({api_version}) does not match the expected "
+                    f"API version ({rt.group_version})"
+                )
+        kind = obj.get("kind")
+        if kind and kind != rt.kind:
+            raise bad_request(
+                f'{kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                f"the kind in the data ({kind}) does not match the expected kind ({rt.kind})"
+            )
+        obj["apiVersion"] = rt.group_version
+        obj["kind"] = rt.kind
+        meta = obj.get("metadata")
+        if meta is None:
+            meta = obj["metadata"] = {}
+        if not isinstance(meta, dict):
+            raise bad_request(
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a '
+                f"{rt.kind}: metadata must be an object"
+            )
+        return obj
+
+    def _place_namespace(self, rt: ResourceType, namespace: str, meta: dict[str, Any]) -> None:
+        if not rt.namespaced:
+            meta.pop("namespace", None)
+            return
+        body_ns = meta.get("namespace")
+        if body_ns and body_ns != namespace:
+            raise bad_request(
+                "the namespace of the provided object does not match the namespace sent on the "
+                "request"
+            )
+        meta["namespace"] = namespace
+
+    def _check_name(self, rt: ResourceType, name: str) -> None:
+        if len(name) > 253 or not _NAME_RE.match(name):
+            raise invalid(
+                rt,
+                name,
+                [
+                    {
+                        "reason": "FieldValueInvalid",
+                        "message": f'Invalid value: "{name}": a lowercase RFC 1123 subdomain '
+                        "must consist of lower case alphanumeric characters, '-' or '.', and "
+                        "must start and end with an alphanumeric character",
+                        "field": "metadata.name",
+                    }
+                ],
+            )
+
+    def _require_namespace(self, rt: ResourceType, namespace: str) -> None:
+        if not rt.namespaced:
+            return
+        entry = self.store.get(builtin.NAMESPACES.group_resource, "", namespace)
+        if entry is None:
+            raise namespace_not_found(namespace)
+        if entry.obj["metadata"].get("deletionTimestamp"):
+            raise forbidden(
+                f"unable to create new content in namespace {namespace} because it is being "
+                f"terminated",
+                {"name": namespace, "kind": "namespaces"},
+            )
+
+    def _validate_custom(
+        self, rt: ResourceType, obj: dict[str, Any], field_validation: str
+    ) -> list[str]:
+        """Prune, default and validate a custom resource against its CRD schema."""
+        if rt.builtin or not rt.schema:
+            return []
+        from ascendjob_controller.localcluster import schema as schemas
+
+        meta = obj.pop("metadata")
+        try:
+            unknown = schemas.prune(rt.schema, obj)
+            schemas.apply_defaults(rt.schema, obj)
+            causes = schemas.validate(rt.schema, obj)
+        finally:
+            obj["metadata"] = meta
+        if unknown and field_validation == "Strict":
+            listed = ", ".join(f'unknown field "{p}"' for p in unknown)
+            raise bad_request(
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                f"strict decoding error: {listed}"
+            )
+        if causes:
+            raise invalid(rt, meta.get("name", ""), [dict(c) for c in causes])
+        if field_validation == "Ignore":
+            return []
+        return [f'unknown field "{p}"' for p in unknown]
+
+    def _default_builtin(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        if rt is builtin.PODS:
+            builtin.default_pod(obj)
+        elif rt is builtin.SERVICES:
+            builtin.default_service(obj, self.allocator)
+        elif rt is builtin.NAMESPACES:
+            builtin.default_namespace(obj)
+        elif rt is builtin.CRDS:
+            obj["status"] = _crd_status(obj)
+
+    def _keep_builtin_fields(
+        self, rt: ResourceType, old: dict[str, Any], obj: dict[str, Any]
+    ) -> None:
+        """Fields a main-resource write may not drop: allocated IPs, CRD status."""
+        if rt is builtin.SERVICES:
+            spec = obj.setdefault("spec", {})
+            old_spec = old.get("spec") or {}
+            for key in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"):
+                if key in old_spec and not spec.get(key):
+                    spec[key] = old_spec[key]
+        elif rt is builtin.CRDS:
+            obj["status"] = _crd_status(obj)
+            if old.get("status", {}).get("conditions"):
+                obj["status"]["conditions"] = old["status"]["conditions"]
+        elif rt is builtin.NAMESPACES:
+            obj["spec"] = old.get("spec", {})
+            obj.setdefault("metadata", {}).setdefault("labels", {})[
+                "kubernetes.io/metadata.name"
+            ] = old["metadata"]["name"]
+
+    def _after_write(self, rt: ResourceType, obj: dict[str, Any]) -> None:
+        if rt is builtin.CRDS:
+            self.registry.set_crd(obj)
+
+    def _release_ip(self, obj: dict[str, Any]) -> None:
+        ip = (obj.get("spec") or {}).get("clusterIP")
+        if ip and ip != "None":
+            self.allocator.release(ip)
+
+    def _drop_crd(self, crd: dict[str, Any]) -> None:
+        """Deleting a CRD deletes its custom resources and stops serving them."""
+        spec = crd.get("spec") or {}
+        resource = f"{(spec.get('names') or {}).get('plural', '')}.{spec.get('group', '')}"
+        for entry in list(self.store.iter_all(resource)):
+            meta = entry.obj["metadata"]
+            self.store.remove(resource, meta.get("namespace", ""), meta["name"])
+        self.registry.remove_crd(crd["metadata"]["name"])
+
+
+def make_matcher(
+    label_selector: str, field_selector: str
+) -> Callable[[dict[str, Any]], bool] | None:
+    """A predicate for list/watch, or None when nothing is selected on (the fast path)."""
+    if not label_selector and not field_selector:
+        return None
+    from ascendjob_controller.localcluster.selectors import (
+        SelectorError,
+        parse_field_selector,
+        parse_label_selector,
+    )
+
+    try:
+        labels = parse_label_selector(label_selector) if label_selector else None
+        fields = parse_field_selector(field_selector) if field_selector else None
+    except SelectorError as err:
+        raise bad_request(str(err)) from err
+
+    def match(obj: dict[str, Any]) -> bool:
+        if labels is not None and not labels.matches(obj["metadata"].get("labels") or {}):
+            return False
+        return fields is None or fields.matches(obj)
+
+    return match
