@@ -1,0 +1,634 @@
+"""plan(): everything the reconciler must do for one job, as a pure function.
+
+The reconciler reads the informer caches, calls `plan`, and executes the result; all decisions
+live here so they can be tested as tables of (job, children, now) -> Plan.
+
+Inputs are the raw JSON dicts of the caches: the job, the pods and services that are either
+controlled by this job (controller ownerReference uid) or orphans carrying our job-name label,
+and the PodGroup named `<job>-<uid>` if any. They are never mutated.
+
+How the reconciler should execute a Plan (the order matters for the restart count):
+  1. adopts: add our controller ownerReference (`desired.owner_reference`) to each orphan;
+  2. status: write it first (status subresource, resourceVersion of the job we planned from; on
+     409 re-read and re-plan). The status records which failed pods were counted as restarts
+     *before* they are deleted, so a crash between the two steps never loses or double-counts;
+  3. deletes (with the uid as a precondition), force_deletes (grace period 0), creates in the
+     given order (Service and PodGroup before pods), each through expectations, emitting
+     `event_for_create` / `event_for_delete` on success and FailedCreatePod on an API error;
+  4. events: job-level transitions, already de-duplicated (each is planned once, on the
+     reconcile that makes the transition);
+  5. delete_job: delete the AscendJob (propagation Background) when its TTL expired;
+  6. requeue_after: add_after(key, requeue_after) for the next deadline.
+
+Decisions documented here because the design leaves them open:
+- A job being deleted gets an empty plan: garbage collection removes the children.
+- Pods with a deletionTimestamp are going away: they never count as running, and their name is
+  not reused until they are gone (a create would conflict).
+- A pod deleted by someone else while the job runs is recreated without counting a restart, and
+  the job stays Running meanwhile (row 8 of status.py). A Failed pod is handled by its restart
+  policy even if someone else is already deleting it.
+- Pods are created only when the leader Service has a ClusterIP (it goes into their
+  environment) and, with gang scheduling, when the PodGroup's phase is past Pending.
+- On finish: cleanPodPolicy Running deletes Pending/Running pods, All deletes every pod; with
+  either, the leader Service goes too (nothing can reach a finished job). The PodGroup is
+  always deleted on finish, so Volcano stops reserving resources for it.
+- Pods stuck Terminating (deletionTimestamp plus `lost_node_grace_seconds` in the past, on a node
+  not in `live_nodes` when that set is given) are force-deleted: their kubelet is gone and will
+  never confirm, which would otherwise hold a restart forever (design section 8).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from ascendjob_controller.job.desired import (
+    desired_pod,
+    desired_pod_names,
+    desired_podgroup,
+    desired_service,
+    gang_enabled,
+    podgroup_name,
+    service_name,
+)
+from ascendjob_controller.job.restart import (
+    FailureAction,
+    RestartLedger,
+    backoff_exceeded,
+    exit_code,
+    last_exit_code,
+    on_pod_failure,
+    training_status,
+)
+from ascendjob_controller.job.status import (
+    Observation,
+    Verdict,
+    current_state,
+    decide,
+    is_finished,
+    next_status,
+    replica_statuses,
+    same_status,
+)
+from ascendjob_controller.job.types import (
+    CLEAN_ALL,
+    CLEAN_NONE,
+    CLEAN_RUNNING,
+    DEFAULT_OPERATOR_NAME,
+    FAILED,
+    LABEL_JOB_NAME,
+    REASON_BACKOFF,
+    REASON_DEADLINE,
+    REASON_FAILED,
+    REASON_SUCCEEDED,
+    REASON_VALID_FAILED,
+    RESTARTING,
+    TERMINAL_STATES,
+    JobView,
+    as_int,
+    dig,
+    parse_job,
+    parse_time,
+)
+from ascendjob_controller.job.validation import Problem, validate
+
+NORMAL = "Normal"
+WARNING = "Warning"
+EVENT_EXITED = "ExitedWithCode"
+EVENT_RESTARTING = "JobRestarting"
+EVENT_FORCE_DELETE = "ForceDeletePod"
+PENDING_PHASES = frozenset({"", "Pending"})
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """Controller-wide settings that shape a plan."""
+
+    gang_scheduling_enabled: bool = True
+    operator_name: str = DEFAULT_OPERATOR_NAME
+    lost_node_grace_seconds: float = 300.0
+    #: Names of the nodes that exist, when the caller watches nodes; None means unknown, and
+    #: then a pod stuck Terminating past the grace period is force-deleted on time alone.
+    live_nodes: frozenset[str] | None = None
+
+
+@dataclass(frozen=True)
+class ChildRef:
+    kind: str  # "Pod" | "Service" | "PodGroup"
+    namespace: str
+    name: str
+    uid: str | None
+
+
+@dataclass(frozen=True)
+class EventSpec:
+    type: str  # "Normal" | "Warning"
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What to do; see the module docstring for the order of execution."""
+
+    creates: tuple[dict[str, Any], ...] = ()
+    deletes: tuple[ChildRef, ...] = ()
+    adopts: tuple[ChildRef, ...] = ()
+    status: dict[str, Any] | None = None
+    events: tuple[EventSpec, ...] = ()
+    requeue_after: float | None = None
+    delete_job: bool = False
+    restarted: int = 0
+    force_deletes: tuple[ChildRef, ...] = ()
+    #: The job's state before and after this plan (for the ascendjob_jobs{state} gauge and the
+    #: created/successful/failed counters: count when they differ).
+    previous_state: str | None = None
+    state: str | None = None
+
+
+# --- events the reconciler emits once an API call succeeded --------------------------------------
+def event_for_create(body: dict[str, Any]) -> EventSpec:
+    kind = body.get("kind", "Object")
+    name = dig(body, "metadata", "name")
+    return EventSpec(NORMAL, f"SuccessfulCreate{kind}", f"Created {kind.lower()}: {name}")
+
+
+def event_for_delete(ref: ChildRef, *, forced: bool = False) -> EventSpec:
+    if forced:
+        text = f"Force-deleted pod {ref.name}: stuck terminating, its node is gone"
+        return EventSpec(WARNING, EVENT_FORCE_DELETE, text)
+    return EventSpec(
+        NORMAL, f"SuccessfulDelete{ref.kind}", f"Deleted {ref.kind.lower()}: {ref.name}"
+    )
+
+
+# --- ownership -----------------------------------------------------------------------------------
+def _controller_uid(obj: dict[str, Any]) -> str | None:
+    for ref in dig(obj, "metadata", "ownerReferences") or []:
+        if ref.get("controller"):
+            return str(ref.get("uid"))
+    return None
+
+
+def _ref(kind: str, obj: dict[str, Any]) -> ChildRef:
+    meta = obj.get("metadata") or {}
+    return ChildRef(kind, meta.get("namespace", ""), meta.get("name", ""), meta.get("uid"))
+
+
+@dataclass(frozen=True)
+class _Children:
+    pods: list[dict[str, Any]]
+    service: dict[str, Any] | None
+    service_blocked: bool  # a Service with our name controlled by someone else
+    podgroup: dict[str, Any] | None
+    podgroup_blocked: bool
+    adopts: tuple[ChildRef, ...]
+
+
+def _claim(obj: dict[str, Any], view: JobView, name_ok: bool) -> str:
+    """'ours', 'adopt', 'foreign' or 'ignore' for one child candidate."""
+    owner = _controller_uid(obj)
+    if owner is not None:
+        return "ours" if owner == view.uid else "foreign"
+    labelled = dig(obj, "metadata", "labels", LABEL_JOB_NAME) == view.name
+    deleting = bool(dig(obj, "metadata", "deletionTimestamp"))
+    return "adopt" if labelled and name_ok and not deleting else "ignore"
+
+
+def _classify(
+    view: JobView,
+    pods: list[dict[str, Any]],
+    services: list[dict[str, Any]],
+    podgroup: dict[str, Any] | None,
+) -> _Children:
+    wanted = desired_pod_names(view)
+    ours: list[dict[str, Any]] = []
+    adopts: list[ChildRef] = []
+    for pod in pods:
+        claim = _claim(pod, view, dig(pod, "metadata", "name") in wanted)
+        if claim in ("ours", "adopt"):
+            ours.append(pod)
+        if claim == "adopt":
+            adopts.append(_ref("Pod", pod))
+
+    service: dict[str, Any] | None = None
+    service_blocked = False
+    svc_name = service_name(view) if view.leader_spec else None
+    for svc in services:
+        if dig(svc, "metadata", "name") != svc_name:
+            continue
+        claim = _claim(svc, view, True)
+        if claim == "foreign":
+            service_blocked = True
+        elif claim in ("ours", "adopt"):
+            service = svc
+            if claim == "adopt":
+                adopts.append(_ref("Service", svc))
+
+    group: dict[str, Any] | None = None
+    group_blocked = False
+    if podgroup is not None and dig(podgroup, "metadata", "name") == podgroup_name(view):
+        claim = _claim(podgroup, view, True)
+        if claim == "foreign":
+            group_blocked = True
+        elif claim in ("ours", "adopt"):
+            group = podgroup
+            if claim == "adopt":
+                adopts.append(_ref("PodGroup", podgroup))
+    return _Children(ours, service, service_blocked, group, group_blocked, tuple(adopts))
+
+
+# --- small pure helpers --------------------------------------------------------------------------
+def _phase(pod: dict[str, Any]) -> str:
+    return str(dig(pod, "status", "phase") or "Pending")
+
+
+def _deleting(obj: dict[str, Any]) -> bool:
+    return bool(dig(obj, "metadata", "deletionTimestamp"))
+
+
+def _uid(obj: dict[str, Any]) -> str:
+    return str(dig(obj, "metadata", "uid") or "")
+
+
+def _name(obj: dict[str, Any]) -> str:
+    return str(dig(obj, "metadata", "name") or "")
+
+
+def _seconds(delta: timedelta) -> float:
+    return max(delta.total_seconds(), 0.0)
+
+
+def _min(*values: float | None) -> float | None:
+    present = [v for v in values if v is not None]
+    return min(present) if present else None
+
+
+def _container_name(pod: dict[str, Any]) -> str:
+    status = training_status(pod)
+    if status and status.get("name"):
+        return str(status["name"])
+    containers = dig(pod, "spec", "containers") or []
+    return str(containers[0].get("name", "")) if containers else ""
+
+
+def _exited_event(pod: dict[str, Any], code: int | None) -> EventSpec:
+    shown = "none (terminated without an exit code)" if code is None else str(code)
+    reason = dig(pod, "status", "reason")
+    suffix = f", pod reason {reason}" if reason else ""
+    return EventSpec(
+        WARNING,
+        EVENT_EXITED,
+        f"Pod: {dig(pod, 'metadata', 'namespace')}.{_name(pod)}, "
+        f"container: {_container_name(pod)}, exit code: {shown}{suffix}",
+    )
+
+
+def _ttl(
+    ttl: int | None, status: dict[str, Any] | None, now: datetime
+) -> tuple[bool, float | None]:
+    """(delete the job now, seconds until it must be deleted)."""
+    completion = parse_time((status or {}).get("completionTime"))
+    if ttl is None or completion is None or not is_finished(status):
+        return False, None
+    expiry = completion + timedelta(seconds=ttl)
+    if now >= expiry:
+        return True, None
+    return False, _seconds(expiry - now)
+
+
+def _force_deletes(
+    pods: list[dict[str, Any]], now: datetime, options: PlanOptions
+) -> tuple[list[ChildRef], float | None]:
+    forced: list[ChildRef] = []
+    wait: float | None = None
+    grace = timedelta(seconds=options.lost_node_grace_seconds)
+    for pod in pods:
+        stamp = parse_time(dig(pod, "metadata", "deletionTimestamp"))
+        if stamp is None:
+            continue
+        node = dig(pod, "spec", "nodeName")
+        if options.live_nodes is not None and node in options.live_nodes:
+            continue
+        if now >= stamp + grace:
+            forced.append(_ref("Pod", pod))
+        else:
+            wait = _min(wait, _seconds(stamp + grace - now))
+    return forced, wait
+
+
+def _terminal_event(verdict: Verdict, problem: Problem | None) -> EventSpec:
+    if verdict.reason == REASON_VALID_FAILED and problem is not None:
+        return EventSpec(WARNING, problem.reason, verdict.message)
+    if verdict.reason == REASON_SUCCEEDED:
+        return EventSpec(NORMAL, REASON_SUCCEEDED, verdict.message)
+    if verdict.reason in (REASON_BACKOFF, REASON_DEADLINE):
+        return EventSpec(WARNING, verdict.reason, verdict.message)
+    return EventSpec(WARNING, REASON_FAILED, verdict.message)
+
+
+def _cleanup(view: JobView, children: _Children, pods: list[dict[str, Any]]) -> list[ChildRef]:
+    """Deletes on finish: cleanPodPolicy for pods (and the Service), always the PodGroup."""
+    deletes: list[ChildRef] = []
+    policy = view.clean_pod_policy
+    for pod in pods:
+        if _deleting(pod):
+            continue
+        if policy == CLEAN_ALL or (
+            policy == CLEAN_RUNNING and _phase(pod) not in ("Succeeded", "Failed")
+        ):
+            deletes.append(_ref("Pod", pod))
+    service = children.service
+    if policy != CLEAN_NONE and service is not None and not _deleting(service):
+        deletes.append(_ref("Service", service))
+    group = children.podgroup
+    if group is not None and not _deleting(group):
+        deletes.append(_ref("PodGroup", group))
+    return deletes
+
+
+# --- the entry point ---------------------------------------------------------------------
+def plan(
+    job: dict[str, Any],
+    pods: list[dict[str, Any]],
+    services: list[dict[str, Any]],
+    podgroup: dict[str, Any] | None,
+    now: datetime,
+    options: PlanOptions = PlanOptions(),
+) -> Plan:
+    """Decide every action for `job` at `now` (pure and deterministic)."""
+    status: dict[str, Any] = job.get("status") or {}
+    previous = current_state(status)
+    if dig(job, "metadata", "deletionTimestamp"):
+        return Plan(previous_state=previous, state=previous)
+    key = f"{dig(job, 'metadata', 'namespace')}/{dig(job, 'metadata', 'name')}"
+    problems = validate(job)
+    if problems:
+        return _plan_invalid(job, problems[0], status, previous, key, now)
+    view = parse_job(job)
+    children = _classify(view, pods, services, podgroup)
+    forced, force_wait = _force_deletes(children.pods, now, options)
+    if previous in TERMINAL_STATES:
+        return _plan_finished(view, children, status, previous, key, now, forced, force_wait)
+    return _plan_active(view, children, status, previous, key, now, options, forced, force_wait)
+
+
+def _plan_invalid(
+    job: dict[str, Any],
+    problem: Problem,
+    status: dict[str, Any],
+    previous: str | None,
+    key: str,
+    now: datetime,
+) -> Plan:
+    verdict = decide(previous, Observation(job_key=key, invalid=problem.message), status)
+    new = next_status(
+        status,
+        verdict,
+        job_key=key,
+        now=now,
+        replicas=None,
+        ledger=RestartLedger.from_status(status),
+    )
+    events = () if previous in TERMINAL_STATES else (_terminal_event(verdict, problem),)
+    ttl = as_int(dig(job, "spec", "runPolicy", "ttlSecondsAfterFinished"))
+    delete_job, wait = _ttl(ttl, new, now)
+    return Plan(
+        status=None if same_status(status, new) else new,
+        events=events,
+        requeue_after=wait,
+        delete_job=delete_job,
+        previous_state=previous,
+        state=verdict.state,
+    )
+
+
+def _plan_finished(
+    view: JobView,
+    children: _Children,
+    status: dict[str, Any],
+    previous: str,
+    key: str,
+    now: datetime,
+    forced: list[ChildRef],
+    force_wait: float | None,
+) -> Plan:
+    verdict = decide(previous, Observation(job_key=key), status)
+    ledger = RestartLedger.from_status(status).prune({_uid(p) for p in children.pods})
+    new = next_status(
+        status,
+        verdict,
+        job_key=key,
+        now=now,
+        replicas=replica_statuses(view, children.pods),
+        ledger=ledger,
+    )
+    delete_job, ttl_wait = _ttl(view.ttl_seconds_after_finished, new, now)
+    return Plan(
+        deletes=tuple(_cleanup(view, children, children.pods)),
+        adopts=children.adopts,
+        status=None if same_status(status, new) else new,
+        requeue_after=_min(ttl_wait, force_wait),
+        delete_job=delete_job,
+        force_deletes=tuple(forced),
+        previous_state=previous,
+        state=previous,
+    )
+
+
+def _plan_active(
+    view: JobView,
+    children: _Children,
+    status: dict[str, Any],
+    previous: str | None,
+    key: str,
+    now: datetime,
+    options: PlanOptions,
+    forced: list[ChildRef],
+    force_wait: float | None,
+) -> Plan:
+    pods = children.pods
+    ledger, fresh = RestartLedger.from_status(status).observe_containers(pods)
+    events: list[EventSpec] = [_exited_event(pod, last_exit_code(pod)) for pod, _ in fresh]
+
+    wanted = desired_pod_names(view)
+    by_name = {_name(pod): pod for pod in pods}
+    scale_down = [p for p in pods if _name(p) not in wanted and not _deleting(p)]
+    missing: list[tuple[str, int]] = []
+    fatal: list[tuple[dict[str, Any], int | None, str]] = []
+    recreate: list[dict[str, Any]] = []
+    running = succeeded = 0
+    for name, (rtype, index) in wanted.items():
+        pod = by_name.get(name)
+        if pod is None:
+            missing.append((rtype, index))
+            continue
+        phase = _phase(pod)
+        if phase == "Failed":
+            spec = view.replica(rtype)
+            policy = spec.restart_policy if spec else ""
+            code = exit_code(pod)
+            if on_pod_failure(policy, code) is FailureAction.FAIL_JOB:
+                fatal.append((pod, code, policy))
+            else:
+                recreate.append(pod)
+        elif _deleting(pod):
+            continue
+        elif phase == "Succeeded":
+            succeeded += 1
+        elif phase == "Running":
+            running += 1
+
+    fresh_failures = [pod for pod in recreate if _uid(pod) not in ledger.recreated]
+    would_be = ledger.total + len(fresh_failures)
+
+    start = parse_time(status.get("startTime")) or now
+    deadline_msg: str | None = None
+    deadline_wait: float | None = None
+    if view.active_deadline_seconds is not None:
+        deadline = start + timedelta(seconds=view.active_deadline_seconds)
+        if now >= deadline:
+            deadline_msg = (
+                f"AscendJob {key} was active longer than activeDeadlineSeconds "
+                f"({view.active_deadline_seconds}s)."
+            )
+        else:
+            deadline_wait = _seconds(deadline - now)
+
+    backoff_msg = None
+    if backoff_exceeded(view.backoff_limit, would_be):
+        backoff_msg = (
+            f"AscendJob {key} has failed because it has reached the specified backoff limit "
+            f"({view.backoff_limit} restarts)."
+        )
+    failure_msg = None
+    if fatal:
+        pod, code, policy = fatal[0]
+        failure_msg = (
+            f"AscendJob {key} has failed because pod {_name(pod)} exited with code "
+            f"{'none' if code is None else code} (restartPolicy {policy})."
+        )
+    restarting_msg = None
+    if recreate:
+        pod = recreate[0]
+        code = exit_code(pod)
+        restarting_msg = (
+            f"AscendJob {key} is restarting: pod {_name(pod)} failed with exit code "
+            f"{'none' if code is None else code}."
+        )
+
+    gang = gang_enabled(view, options.gang_scheduling_enabled)
+    group = children.podgroup
+    group_phase = str(dig(group, "status", "phase") or "") if group else ""
+    admitted = not gang or (group is not None and group_phase not in PENDING_PHASES)
+    pending_msg = None
+    if not admitted:
+        shown = f"in phase {group_phase or 'Pending'}" if group else "not created yet"
+        pending_msg = (
+            f"PodGroup {podgroup_name(view)} is {shown}: pods are created once the gang "
+            f"scheduler admits it."
+        )
+
+    obs = Observation(
+        job_key=key,
+        desired=len(wanted),
+        running=running,
+        succeeded=succeeded,
+        deadline_exceeded=deadline_msg,
+        backoff_exceeded=backoff_msg,
+        failure=failure_msg,
+        restarting=restarting_msg,
+        podgroup_pending=pending_msg,
+    )
+    verdict = decide(previous, obs, status)
+
+    creates: list[dict[str, Any]] = []
+    deletes: list[ChildRef] = []
+    restarted = 0
+    requeue: float | None = force_wait
+    if verdict.terminal:
+        if verdict.state == FAILED:
+            events += [_exited_event(pod, code) for pod, code, _ in fatal]
+        events.append(_terminal_event(verdict, None))
+        deletes = _cleanup(view, children, pods)
+    else:
+        for pod in fresh_failures:
+            ledger = ledger.count_recreation(_uid(pod))
+            events.append(_exited_event(pod, exit_code(pod)))
+        restarted = len(fresh_failures)
+        if verdict.state == RESTARTING and previous != RESTARTING:
+            events.append(EventSpec(WARNING, EVENT_RESTARTING, verdict.message))
+        deletes = [_ref("Pod", p) for p in scale_down]
+        deletes += [_ref("Pod", p) for p in recreate if not _deleting(p)]
+        creates = _creates(view, children, missing, gang, admitted, options)
+        requeue = _min(requeue, deadline_wait)
+
+    ledger = ledger.prune({_uid(p) for p in pods})
+    new = next_status(
+        status,
+        verdict,
+        job_key=key,
+        now=now,
+        replicas=replica_statuses(view, pods),
+        ledger=ledger,
+    )
+    delete_job, ttl_wait = _ttl(view.ttl_seconds_after_finished, new, now)
+    return Plan(
+        creates=tuple(creates),
+        deletes=tuple(deletes),
+        adopts=children.adopts,
+        status=None if same_status(status, new) else new,
+        events=tuple(events),
+        requeue_after=_min(requeue, ttl_wait),
+        delete_job=delete_job,
+        restarted=restarted,
+        force_deletes=tuple(forced),
+        previous_state=previous,
+        state=verdict.state,
+    )
+
+
+def _creates(
+    view: JobView,
+    children: _Children,
+    missing: list[tuple[str, int]],
+    gang: bool,
+    admitted: bool,
+    options: PlanOptions,
+) -> list[dict[str, Any]]:
+    """Service, then PodGroup, then the missing pods once both are ready."""
+    creates: list[dict[str, Any]] = []
+    cluster_ip: str | None = None
+    service_ready = view.leader_spec is None
+    if view.leader_spec is not None:
+        service = children.service
+        if service is None and not children.service_blocked:
+            body = desired_service(view, options.operator_name)
+            if body is not None:
+                creates.append(body)
+        elif service is not None:
+            ip = dig(service, "spec", "clusterIP")
+            if ip and ip != "None":
+                cluster_ip, service_ready = str(ip), True
+    if gang and children.podgroup is None and not children.podgroup_blocked:
+        creates.append(desired_podgroup(view, options.operator_name))
+    if service_ready and admitted:
+        for rtype, index in missing:
+            creates.append(
+                desired_pod(
+                    view, rtype, index, cluster_ip, gang=gang, operator_name=options.operator_name
+                )
+            )
+    return creates
+
+
+__all__ = [
+    "ChildRef",
+    "EventSpec",
+    "Plan",
+    "PlanOptions",
+    "event_for_create",
+    "event_for_delete",
+    "plan",
+]

@@ -1,0 +1,107 @@
+"""Restart-policy decisions, exit codes, backoff boundaries and the persisted ledger."""
+
+from __future__ import annotations
+
+import pytest
+
+from ascendjob_controller.job.restart import (
+    FailureAction,
+    RestartLedger,
+    backoff_exceeded,
+    container_restarts,
+    exit_code,
+    on_pod_failure,
+)
+
+from .factories import set_phase, with_restarts
+
+R, F = FailureAction.RECREATE, FailureAction.FAIL_JOB
+CODES = [0, 1, 127, 128, 137, 143, None]
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        ("Never", [F, F, F, F, F, F, F]),
+        ("ExitCode", [F, F, F, R, R, R, R]),
+        ("OnFailure", [R, R, R, R, R, R, R]),
+        ("Always", [R, R, R, R, R, R, R]),
+    ],
+)
+def test_every_policy_and_exit_code(policy: str, expected: list[FailureAction]) -> None:
+    assert [on_pod_failure(policy, code) for code in CODES] == expected
+
+
+def pod(**extra: object) -> dict:
+    return {"metadata": {"name": "p", "uid": "u1"}, **extra}
+
+
+@pytest.mark.parametrize("code", [1, 137])
+def test_exit_code_prefers_ascend_container(code: int) -> None:
+    body = pod(
+        status={
+            "phase": "Failed",
+            "containerStatuses": [
+                {"name": "side", "state": {"terminated": {"exitCode": 9}}},
+                {"name": "ascend", "state": {"terminated": {"exitCode": code}}},
+            ],
+        }
+    )
+    assert exit_code(body) == code
+
+
+def test_exit_code_falls_back_to_first_and_none() -> None:
+    body = pod(
+        status={"containerStatuses": [{"name": "x", "state": {"terminated": {"exitCode": 3}}}]}
+    )
+    assert exit_code(body) == 3
+    assert exit_code(set_phase(pod(), "Failed", None)) is None
+    assert exit_code(set_phase(pod(), "Running")) is None
+
+
+@pytest.mark.parametrize(
+    ("limit", "restarts", "exceeded"),
+    [(None, 10**6, False), (0, 0, False), (0, 1, True), (2, 2, False), (2, 3, True)],
+)
+def test_backoff_boundaries(limit: int | None, restarts: int, exceeded: bool) -> None:
+    assert backoff_exceeded(limit, restarts) is exceeded
+
+
+def test_container_restarts_sum_all_containers() -> None:
+    body = pod(status={"containerStatuses": [{"restartCount": 2}, {"restartCount": 1}]})
+    assert container_restarts(body) == 3
+
+
+def test_ledger_counts_each_container_restart_once() -> None:
+    ledger = RestartLedger()
+    p = with_restarts(set_phase(pod(), "Running"), 1)
+    ledger, fresh = ledger.observe_containers([p])
+    assert ledger.total == 1 and len(fresh) == 1
+    ledger, fresh = ledger.observe_containers([p])
+    assert ledger.total == 1 and fresh == []
+    ledger, fresh = ledger.observe_containers([with_restarts(p, 3)])
+    assert ledger.total == 3 and fresh[0][1] == 2
+
+
+def test_ledger_recreation_idempotent_and_round_trip() -> None:
+    ledger = RestartLedger(total=2).count_recreation("u1").count_recreation("u1")
+    assert ledger.total == 3
+    again = RestartLedger.from_status(ledger.to_status())
+    assert again == ledger
+    assert again.to_status() == {"restartCount": 3, "recreatedPods": ["u1"]}
+
+
+def test_ledger_survives_pod_recreation_through_status() -> None:
+    ledger, _ = RestartLedger().observe_containers([with_restarts(pod(), 2)])
+    ledger = ledger.count_recreation("u1")
+    persisted = ledger.prune(set()).to_status()  # the old pod is gone
+    assert persisted == {"restartCount": 3}
+    fresh_pod = {"metadata": {"uid": "u2"}, "status": {"containerStatuses": [{"restartCount": 0}]}}
+    restored, fresh = RestartLedger.from_status(persisted).observe_containers([fresh_pod])
+    assert restored.total == 3 and fresh == []
+
+
+def test_kubelet_counter_going_down_never_decreases_total() -> None:
+    ledger, _ = RestartLedger().observe_containers([with_restarts(pod(), 4)])
+    ledger, fresh = ledger.observe_containers([with_restarts(pod(), 1)])
+    assert ledger.total == 4 and fresh == []
