@@ -184,6 +184,9 @@ class _Children:
     podgroup: dict[str, Any] | None
     podgroup_blocked: bool
     adopts: tuple[ChildRef, ...]
+    #: Desired pod names held by a pod that is not ours (foreign, or a Terminating orphan):
+    #: creating them would only fail with AlreadyExists, so they are skipped.
+    blocked_pods: frozenset[str]
 
 
 def _claim(obj: dict[str, Any], view: JobView, name_ok: bool) -> str:
@@ -205,10 +208,14 @@ def _classify(
     wanted = desired_pod_names(view)
     ours: list[dict[str, Any]] = []
     adopts: list[ChildRef] = []
+    blocked: set[str] = set()
     for pod in pods:
-        claim = _claim(pod, view, dig(pod, "metadata", "name") in wanted)
+        name = dig(pod, "metadata", "name")
+        claim = _claim(pod, view, name in wanted)
         if claim in ("ours", "adopt"):
             ours.append(pod)
+        elif name in wanted:
+            blocked.add(str(name))
         if claim == "adopt":
             adopts.append(_ref("Pod", pod))
 
@@ -236,7 +243,9 @@ def _classify(
             group = podgroup
             if claim == "adopt":
                 adopts.append(_ref("PodGroup", podgroup))
-    return _Children(ours, service, service_blocked, group, group_blocked, tuple(adopts))
+    return _Children(
+        ours, service, service_blocked, group, group_blocked, tuple(adopts), frozenset(blocked)
+    )
 
 
 # --- small pure helpers --------------------------------------------------------------------------
@@ -462,7 +471,8 @@ def _plan_active(
     for name, (rtype, index) in wanted.items():
         pod = by_name.get(name)
         if pod is None:
-            missing.append((rtype, index))
+            if name not in children.blocked_pods:
+                missing.append((rtype, index))
             continue
         phase = _phase(pod)
         if phase == "Failed":

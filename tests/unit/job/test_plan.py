@@ -1,0 +1,492 @@
+"""plan(): table and scenario tests; the test plays kubelet on the pods."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from ascendjob_controller.job.plan import (
+    ChildRef,
+    PlanOptions,
+    event_for_create,
+    event_for_delete,
+    plan,
+)
+from ascendjob_controller.job.types import format_time
+
+from .factories import UID, at, job, materialise, sample_job
+from .world import World
+
+M0, W0, W1 = "job1-master-0", "job1-worker-0", "job1-worker-1"
+
+
+def reasons(world: World) -> list[str]:
+    return [e.reason for e in world.history[-1].events]
+
+
+def running_world(**kwargs: Any) -> World:
+    """A job with Master + 2 Workers, all pods Running."""
+    world = World(job(**kwargs))
+    world.reconcile()  # Service
+    world.reconcile()  # pods
+    world.all_pods("Running")
+    world.reconcile()
+    assert world.state == "Running"
+    return world
+
+
+# --- the sample, end to end ---------------------------------------------------------------------
+def test_sample_created_running_succeeded() -> None:
+    world = World(sample_job())
+    first = world.reconcile()
+    assert [b["kind"] for b in first.creates] == ["Service", "PodGroup"]
+    assert world.state == "Created"
+    assert world.condition["reason"] == "PodGroupPending"
+    assert "not created yet" in world.condition["message"]
+    assert first.requeue_after is None
+
+    second = world.reconcile()
+    assert second.creates == ()
+    assert world.condition["reason"] == "PodGroupPending"
+    assert "Pending" in world.condition["message"]
+    assert world.settle().status is None  # waiting does not loop
+
+    world.admit_podgroup("Inqueue")
+    third = world.reconcile()
+    assert [b["metadata"]["name"] for b in third.creates] == [
+        "default-test-pytorch-master-0",
+        "default-test-pytorch-worker-0",
+    ]
+    assert world.state == "Created" and world.condition["reason"] == "JobCreated"
+    env = {e["name"]: e.get("value") for e in third.creates[1]["spec"]["containers"][0]["env"]}
+    assert env["MASTER_ADDR"] == "10.96.0.10" and env["RANK"] == "1"
+
+    world.kubelet("default-test-pytorch-master-0", "Running")
+    world.reconcile()
+    assert world.state == "Created"
+    world.kubelet("default-test-pytorch-worker-0", "Running")
+    running = world.reconcile()
+    assert world.state == "Running"
+    assert running.previous_state == "Created" and running.state == "Running"
+    status = world.job["status"]
+    assert status["replicaStatuses"]["Master"]["active"] == 1
+    assert status["replicaStatuses"]["Worker"]["active"] == 1
+
+    world.all_pods("Succeeded", 0)
+    world.now = at(100)
+    done = world.reconcile()
+    assert world.state == "Succeeded"
+    assert world.condition["reason"] == "JobSucceeded"
+    assert world.job["status"]["completionTime"] == format_time(at(100))
+    assert [(c["type"], c["status"]) for c in world.job["status"]["conditions"]] == [
+        ("Created", "True"),
+        ("Running", "False"),
+        ("Succeeded", "True"),
+    ]
+    assert [e.reason for e in done.events] == ["JobSucceeded"]
+    # The PodGroup goes on finish; cleanPodPolicy None keeps the pods.
+    assert [d.kind for d in done.deletes] == ["PodGroup"]
+    assert world.job["status"]["replicaStatuses"]["Worker"]["succeeded"] == 1
+    assert world.settle().events == ()
+
+
+# --- creation order and readiness ----------------------------------------------------------------
+def test_service_first_pods_wait_for_cluster_ip() -> None:
+    body = job()
+    first = plan(body, [], [], None, at(0))
+    assert [b["kind"] for b in first.creates] == ["Service"]
+    svc = materialise(first.creates[0])
+    svc["spec"].pop("clusterIP")
+    assert plan(body, [], [svc], None, at(0)).creates == ()
+    svc["spec"]["clusterIP"] = "10.0.0.7"
+    pods = plan(body, [], [svc], None, at(0)).creates
+    assert [p["metadata"]["name"] for p in pods] == [M0, W0]
+    assert all(p["kind"] == "Pod" for p in pods)
+
+
+def test_no_gang_when_disabled() -> None:
+    world = World(sample_job(), options=PlanOptions(gang_scheduling_enabled=False))
+    world.reconcile()
+    second = world.reconcile()
+    assert world.podgroup is None
+    assert len(second.creates) == 2
+    assert "schedulerName" not in second.creates[0]["spec"]
+
+
+def test_creates_carry_owner_refs_and_operator_name() -> None:
+    world = World(job(), options=PlanOptions(operator_name="op-x"))
+    world.reconcile()
+    pods = world.reconcile().creates
+    for body in pods:
+        ref = body["metadata"]["ownerReferences"][0]
+        assert (ref["uid"], ref["controller"], ref["blockOwnerDeletion"]) == (UID, True, True)
+        assert body["metadata"]["labels"]["training.kubeflow.org/operator-name"] == "op-x"
+
+
+def test_event_helpers() -> None:
+    body = {"kind": "Pod", "metadata": {"name": "p1"}}
+    assert event_for_create(body).reason == "SuccessfulCreatePod"
+    assert event_for_create({"kind": "Service", "metadata": {"name": "s"}}).reason == (
+        "SuccessfulCreateService"
+    )
+    ref = ChildRef("Pod", "ns1", "p1", "u")
+    assert event_for_delete(ref).reason == "SuccessfulDeletePod"
+    assert event_for_delete(ref).type == "Normal"
+    assert event_for_delete(ref, forced=True).type == "Warning"
+
+
+# --- idle reconciles -------------------------------------------------------------------------
+def test_noop_reconcile_writes_nothing() -> None:
+    world = running_world(workers=2)
+    world.now = at(3600)
+    idle = world.plan()
+    assert idle.status is None
+    assert idle.creates == idle.deletes == idle.events == ()
+    assert idle.state == idle.previous_state == "Running"
+
+
+def test_plan_does_not_mutate_inputs() -> None:
+    world = running_world(workers=2)
+    world.kubelet(W0, "Failed", 137)
+    frozen = copy.deepcopy(world.job), copy.deepcopy(world.pods)
+    world.plan()
+    assert (world.job, world.pods) == frozen
+
+
+# --- validation --------------------------------------------------------------------------------
+def test_invalid_job_fails_once_with_event_and_no_children() -> None:
+    world = World(job("caffe"))
+    first = world.reconcile()
+    assert first.creates == ()
+    assert world.state == "Failed"
+    assert world.condition["reason"] == "JobValidFailed"
+    assert world.condition["message"].startswith("InvalidFramework: ")
+    assert [(e.type, e.reason) for e in first.events] == [("Warning", "InvalidFramework")]
+    assert "completionTime" in world.job["status"]
+    second = world.reconcile()
+    assert second.events == () and second.status is None
+
+
+def test_invalid_job_ttl() -> None:
+    world = World(
+        job("pytorch", {"Master": {"replicas": 1}}, run_policy={"ttlSecondsAfterFinished": 30})
+    )
+    assert world.reconcile().requeue_after == 30
+    world.now = at(30)
+    assert world.reconcile().delete_job is True
+
+
+# --- restart policies -----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("policy", "code", "outcome"),
+    [
+        ("Never", 0, "Failed"),
+        ("Never", 137, "Failed"),
+        ("Never", None, "Failed"),
+        ("ExitCode", 0, "Failed"),
+        ("ExitCode", 1, "Failed"),
+        ("ExitCode", 127, "Failed"),
+        ("ExitCode", 128, "Restarting"),
+        ("ExitCode", 137, "Restarting"),
+        ("ExitCode", 143, "Restarting"),
+        ("ExitCode", None, "Restarting"),
+        ("OnFailure", 1, "Restarting"),
+        ("OnFailure", None, "Restarting"),
+        ("Always", 137, "Restarting"),
+    ],
+)
+def test_failed_pod_by_policy(policy: str, code: int | None, outcome: str) -> None:
+    world = running_world(workers=2, policy=policy)
+    world.kubelet(W1, "Failed", code)
+    result = world.reconcile()
+    assert world.state == outcome
+    exited = [e for e in result.events if e.reason == "ExitedWithCode"]
+    assert len(exited) == 1 and exited[0].type == "Warning"
+    assert W1 in exited[0].message and "ascend" in exited[0].message
+    assert (str(code) if code is not None else "none") in exited[0].message
+    if outcome == "Failed":
+        assert world.condition["reason"] == "JobFailed"
+        assert "JobFailed" in reasons(world)
+        assert result.restarted == 0
+        assert world.job["status"]["restartCount"] == 0
+        assert result.creates == ()
+    else:
+        assert world.condition["reason"] == "JobRestarting"
+        assert "JobRestarting" in reasons(world)
+        assert result.deletes == (ChildRef("Pod", "ns1", W1, world.history[-1].deletes[0].uid),)
+        assert result.restarted == 1
+        assert world.job["status"]["restartCount"] == 1
+
+
+def test_exitcode_137_then_1_fails() -> None:
+    world = running_world(workers=2, policy="ExitCode")
+    old_uid = world.pods[W0]["metadata"]["uid"]
+    world.kubelet(W0, "Failed", 137)
+    world.reconcile()
+    assert W0 not in world.pods
+    recreate = world.reconcile()
+    assert [b["metadata"]["name"] for b in recreate.creates] == [W0]
+    assert world.pods[W0]["metadata"]["uid"] != old_uid
+    assert world.state == "Restarting"
+    assert recreate.events == ()  # JobRestarting only on the transition
+    world.kubelet(W0, "Running")
+    back = world.reconcile()
+    assert world.state == "Running"
+    assert world.job["status"]["restartCount"] == 1
+    assert "recreatedPods" not in world.job["status"]  # pruned once the pod was gone
+    assert back.events == ()
+    world.kubelet(W0, "Failed", 1)
+    world.reconcile()
+    assert (world.state, world.condition["reason"]) == ("Failed", "JobFailed")
+    assert world.job["status"]["restartCount"] == 1
+
+
+def test_failed_pod_seen_twice_before_deletion_counts_once() -> None:
+    world = running_world(workers=2, policy="ExitCode")
+    world.slow_deletes = True
+    world.kubelet(W0, "Failed", 137)
+    first = world.reconcile()
+    assert first.restarted == 1
+    second = world.reconcile()  # still in the cache, now Terminating
+    assert second.restarted == 0 and second.deletes == () and second.creates == ()
+    assert world.job["status"]["restartCount"] == 1
+    assert [e.reason for e in second.events] == []
+    del world.pods[W0]
+    assert [b["metadata"]["name"] for b in world.reconcile().creates] == [W0]
+    assert world.job["status"]["restartCount"] == 1
+
+
+@pytest.mark.parametrize(("limit", "allowed"), [(0, 0), (1, 1), (2, 2)])
+def test_backoff_limit_with_recreations(limit: int, allowed: int) -> None:
+    world = running_world(workers=1, policy="ExitCode", run_policy={"backoffLimit": limit})
+    for restart in range(allowed):
+        world.kubelet(W0, "Failed", 137)
+        world.reconcile()
+        assert world.state == "Restarting", restart
+        world.reconcile()
+        world.kubelet(W0, "Running")
+        world.reconcile()
+        assert world.state == "Running"
+    world.kubelet(W0, "Failed", 137)
+    result = world.reconcile()
+    assert (world.state, world.condition["reason"]) == ("Failed", "BackoffLimitExceeded")
+    assert "BackoffLimitExceeded" in reasons(world)
+    assert result.creates == () and result.restarted == 0
+    assert world.job["status"]["restartCount"] == allowed
+
+
+def test_onfailure_in_place_restarts_past_backoff_limit() -> None:
+    world = running_world(workers=1, policy="OnFailure", run_policy={"backoffLimit": 2})
+    world.kubelet(W0, "Running", restarts=1)
+    first = world.reconcile()
+    assert world.state == "Running" and world.job["status"]["restartCount"] == 1
+    assert [e.reason for e in first.events] == ["ExitedWithCode"]
+    world.kubelet(W0, "Running", restarts=2)
+    world.reconcile()
+    assert world.state == "Running" and world.job["status"]["restartCount"] == 2
+    assert world.plan().status is None  # counted once
+    world.kubelet(W0, "Running", restarts=3)
+    world.reconcile()
+    assert (world.state, world.condition["reason"]) == ("Failed", "BackoffLimitExceeded")
+    assert world.job["status"]["restartCount"] == 3
+
+
+def test_unlimited_backoff() -> None:
+    world = running_world(workers=1, policy="OnFailure")
+    world.kubelet(W0, "Running", restarts=500)
+    world.reconcile()
+    assert world.state == "Running" and world.job["status"]["restartCount"] == 500
+
+
+def test_restart_count_survives_recreation_and_fresh_plan() -> None:
+    world = running_world(workers=1, policy="OnFailure", run_policy={"backoffLimit": 10})
+    world.kubelet(W0, "Running", restarts=2)
+    world.reconcile()
+    world.kubelet(W0, "Failed", None)  # evicted after two in-place restarts
+    world.reconcile()
+    world.reconcile()
+    world.kubelet(W0, "Running")
+    world.reconcile()
+    assert world.job["status"]["restartCount"] == 3
+    # A "restarted controller": nothing but the persisted job and the pods.
+    persisted = copy.deepcopy(world.job)
+    pods = copy.deepcopy(list(world.pods.values()))
+    fresh = plan(persisted, pods, list(world.services.values()), None, at(500))
+    assert fresh.status is None
+    world.kubelet(W0, "Running", restarts=1)
+    again = plan(persisted, list(world.pods.values()), list(world.services.values()), None, at(500))
+    assert again.status is not None and again.status["restartCount"] == 4
+
+
+def test_pod_deleted_by_someone_else_recreated_without_restart() -> None:
+    world = running_world(workers=2)
+    del world.pods[W1]
+    result = world.reconcile()
+    assert [b["metadata"]["name"] for b in result.creates] == [W1]
+    assert result.restarted == 0
+    assert world.state == "Running"
+    assert world.job["status"]["restartCount"] == 0
+
+
+def test_terminating_pod_not_recreated_until_gone() -> None:
+    world = running_world(workers=2)
+    world.pods[W1]["metadata"]["deletionTimestamp"] = format_time(at(0))
+    result = world.reconcile()
+    assert result.creates == ()
+    assert world.job["status"]["replicaStatuses"]["Worker"]["active"] == 1
+
+
+# --- run policy --------------------------------------------------------------------------------
+def test_active_deadline_requeue_and_failure() -> None:
+    world = World(job(run_policy={"activeDeadlineSeconds": 60}))
+    assert world.reconcile().requeue_after == 60
+    world.now = at(45)
+    assert world.reconcile().requeue_after == 15
+    world.now = at(60)
+    result = world.reconcile()
+    assert (world.state, world.condition["reason"]) == ("Failed", "DeadlineExceeded")
+    assert [e.reason for e in result.events] == ["DeadlineExceeded"]
+    assert result.requeue_after is None
+    assert world.reconcile().events == ()
+
+
+def test_ttl_after_finished() -> None:
+    world = running_world(workers=1, run_policy={"ttlSecondsAfterFinished": 100})
+    world.all_pods("Succeeded", 0)
+    world.now = at(10)
+    assert world.reconcile().requeue_after == 100
+    world.now = at(60)
+    waiting = world.reconcile()
+    assert waiting.requeue_after == 50 and not waiting.delete_job
+    world.now = at(110)
+    assert world.reconcile().delete_job is True
+
+
+@pytest.mark.parametrize(
+    ("policy", "deleted"),
+    [
+        ("None", set()),
+        ("Running", {M0, W1, "job1-master-0/svc"}),
+        ("All", {M0, W0, W1, "job1-master-0/svc"}),
+    ],
+)
+def test_clean_pod_policy_on_failure(policy: str, deleted: set[str]) -> None:
+    world = running_world(workers=2, run_policy={"cleanPodPolicy": policy})
+    world.kubelet(W0, "Failed", 1)
+    result = world.reconcile()
+    assert world.state == "Failed"
+    names = {d.name if d.kind == "Pod" else f"{d.name}/svc" for d in result.deletes}
+    assert names == deleted
+    assert world.reconcile().deletes == ()
+
+
+# --- scaling, ownership --------------------------------------------------------------------------
+def test_scaling_2_4_1() -> None:
+    world = running_world(workers=2)
+    world.job["spec"]["replicaSpecs"]["Worker"]["replicas"] = 4
+    up = world.reconcile()
+    assert [b["metadata"]["name"] for b in up.creates] == ["job1-worker-2", "job1-worker-3"]
+    assert world.state == "Running"
+    world.all_pods("Running")
+    world.reconcile()
+    world.job["spec"]["replicaSpecs"]["Worker"]["replicas"] = 1
+    down = world.reconcile()
+    assert sorted(d.name for d in down.deletes) == [
+        "job1-worker-1",
+        "job1-worker-2",
+        "job1-worker-3",
+    ]
+    assert down.creates == ()
+    assert sorted(world.pods) == [M0, W0]
+    assert world.state == "Running"
+
+
+def foreign(name: str, owner_uid: str | None = "other-uid") -> dict[str, Any]:
+    pod = materialise(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name,
+                "namespace": "ns1",
+                "labels": {"training.kubeflow.org/job-name": "job1"},
+            },
+            "spec": {"containers": [{"name": "ascend", "image": "x"}]},
+        }
+    )
+    if owner_uid:
+        pod["metadata"]["ownerReferences"] = [{"uid": owner_uid, "controller": True, "kind": "X"}]
+    return pod
+
+
+def test_foreign_owned_pods_untouched() -> None:
+    world = running_world(workers=1)
+    world.pods["job1-worker-7"] = foreign("job1-worker-7")
+    world.job["spec"]["replicaSpecs"]["Worker"]["replicas"] = 0
+    result = world.reconcile()
+    assert (
+        ChildRef("Pod", "ns1", "job1-worker-7", world.pods["job1-worker-7"]["metadata"]["uid"])
+        not in result.deletes
+    )
+    assert [d.name for d in result.deletes] == [W0]
+    assert result.adopts == ()
+
+
+def test_foreign_pod_with_desired_name_blocks_not_touches() -> None:
+    world = World(job(workers=1))
+    world.reconcile()
+    world.pods[W0] = foreign(W0)
+    world.pods[W0]["status"] = {"phase": "Failed"}
+    result = world.reconcile()
+    assert [b["metadata"]["name"] for b in result.creates] == [M0]
+    assert all(d.name != W0 for d in result.deletes)
+    assert world.state == "Created"
+
+
+def test_orphan_adoption() -> None:
+    world = World(job(workers=1))
+    world.reconcile()
+    world.pods[W0] = foreign(W0, owner_uid=None)
+    world.pods["job1-worker-9"] = foreign("job1-worker-9", owner_uid=None)
+    result = world.reconcile()
+    assert [r.name for r in result.adopts] == [W0]
+    assert [b["metadata"]["name"] for b in result.creates] == [M0]
+    assert world.pods[W0]["metadata"]["ownerReferences"][0]["uid"] == UID
+    assert world.plan().adopts == ()
+
+
+def test_deleting_job_plans_nothing() -> None:
+    world = World(job(workers=1))
+    world.reconcile()
+    world.pods[W0] = foreign(W0, owner_uid=None)
+    world.job["metadata"]["deletionTimestamp"] = format_time(at(1))
+    result = world.plan()
+    assert result.adopts == () and result.creates == () and result.status is None
+
+
+# --- lost nodes --------------------------------------------------------------------------------
+def test_stuck_terminating_pod_force_deleted_after_grace() -> None:
+    world = running_world(workers=1, policy="ExitCode")
+    world.slow_deletes = True
+    world.kubelet(W0, "Failed", None)
+    world.pods[W0]["spec"]["nodeName"] = "node-a"
+    world.reconcile()
+    assert world.pods[W0]["metadata"]["deletionTimestamp"]
+    world.now = at(100)
+    waiting = world.reconcile()
+    assert waiting.force_deletes == () and waiting.requeue_after == 200
+    world.now = at(300)
+    forced = world.reconcile()
+    assert [r.name for r in forced.force_deletes] == [W0]
+    assert [b["metadata"]["name"] for b in world.reconcile().creates] == [W0]
+
+
+def test_live_node_is_not_force_deleted() -> None:
+    world = running_world(workers=1)
+    world.options = PlanOptions(live_nodes=frozenset({"node-a"}))
+    world.pods[W0]["spec"]["nodeName"] = "node-a"
+    world.pods[W0]["metadata"]["deletionTimestamp"] = format_time(at(0))
+    world.now = at(10_000)
+    assert world.plan().force_deletes == ()
