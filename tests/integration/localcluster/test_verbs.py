@@ -1,0 +1,234 @@
+"""Write verbs through the official client: conflicts, status split, generation, paging, faults."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from kubernetes.client.rest import ApiException
+
+from ascendjob_controller.localcluster.cluster import LocalCluster
+
+from .conftest import acjob_body, pod_body, raw_call
+
+pytestmark = pytest.mark.integration
+GROUP, VERSION, PLURAL = "mindxdl.gitee.com", "v1", "ascendjobs"
+
+
+def _status(err: pytest.ExceptionInfo[ApiException]) -> dict[str, Any]:
+    body: dict[str, Any] = json.loads(err.value.body)
+    return body
+
+
+def test_create_fills_server_fields_and_generate_name(core: Any, namespace: str) -> None:
+    created = core.create_namespaced_pod(
+        namespace, {**pod_body(""), "metadata": {"generateName": "worker-"}}
+    )
+    meta = created.metadata
+    assert meta.name.startswith("worker-") and len(meta.name) == len("worker-") + 5
+    assert meta.uid and meta.creation_timestamp and meta.resource_version
+    assert meta.namespace == namespace
+    assert created.status.phase == "Pending"
+    assert created.spec.restart_policy == "Always"
+    assert created.spec.scheduler_name == "default-scheduler"
+    assert created.spec.termination_grace_period_seconds == 30
+    assert created.spec.dns_policy == "ClusterFirst"
+
+
+def test_duplicate_create_is_409_already_exists(core: Any, namespace: str) -> None:
+    core.create_namespaced_pod(namespace, pod_body("dup"))
+    with pytest.raises(ApiException) as err:
+        core.create_namespaced_pod(namespace, pod_body("dup"))
+    assert err.value.status == 409
+    status = _status(err)
+    assert status["reason"] == "AlreadyExists"
+    assert status["message"] == 'pods "dup" already exists'
+    assert status["details"] == {"name": "dup", "kind": "pods"}
+
+
+def test_body_namespace_mismatch_is_400(core: Any, namespace: str) -> None:
+    with pytest.raises(ApiException) as err:
+        core.create_namespaced_pod(namespace, pod_body("x", namespace="elsewhere"))
+    assert err.value.status == 400
+    assert _status(err)["reason"] == "BadRequest"
+
+
+def test_stale_update_gets_409_conflict_with_the_real_message(core: Any, namespace: str) -> None:
+    pod = core.create_namespaced_pod(namespace, pod_body("p"))
+    stale = core.read_namespaced_pod("p", namespace)
+    pod.metadata.labels = {"a": "1"}
+    core.replace_namespaced_pod("p", namespace, pod)
+    stale.metadata.labels = {"a": "2"}
+    with pytest.raises(ApiException) as err:
+        core.replace_namespaced_pod("p", namespace, stale)
+    assert err.value.status == 409
+    status = _status(err)
+    assert status["reason"] == "Conflict"
+    assert status["message"] == (
+        'Operation cannot be fulfilled on pods "p": the object has been modified; please apply '
+        "your changes to the latest version and try again"
+    )
+
+
+def test_service_gets_a_cluster_ip_and_headless_stays_none(core: Any, namespace: str) -> None:
+    svc = core.create_namespaced_service(
+        namespace, {"metadata": {"name": "s"}, "spec": {"ports": [{"port": 80}]}}
+    )
+    assert svc.spec.cluster_ip.startswith("10.")
+    assert svc.spec.type == "ClusterIP"
+    assert svc.spec.ports[0].protocol == "TCP" and svc.spec.ports[0].target_port == 80
+    headless = core.create_namespaced_service(
+        namespace, {"metadata": {"name": "h"}, "spec": {"clusterIP": "None"}}
+    )
+    assert headless.spec.cluster_ip == "None"
+
+
+def test_pod_status_split_between_main_resource_and_status(core: Any, namespace: str) -> None:
+    core.create_namespaced_pod(namespace, pod_body("p"))
+    # a main-resource write does not change status...
+    patched = core.patch_namespaced_pod(
+        "p", namespace, {"metadata": {"labels": {"x": "1"}}, "status": {"phase": "Running"}}
+    )
+    assert patched.metadata.labels == {"x": "1"}
+    assert patched.status.phase == "Pending"
+    # ...and a status write changes nothing but status.
+    patched = core.patch_namespaced_pod_status(
+        "p", namespace, {"metadata": {"labels": {"x": "2"}}, "status": {"phase": "Running"}}
+    )
+    assert patched.status.phase == "Running"
+    assert patched.metadata.labels == {"x": "1"}
+
+
+def test_custom_resource_status_split_and_generation(custom: Any, namespace: str) -> None:
+    job = custom.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, acjob_body("j"))
+    assert job["metadata"]["generation"] == 1
+    job["status"] = {"conditions": [{"type": "Created", "status": "True"}]}
+    job["metadata"]["labels"]["extra"] = "yes"
+    updated = custom.replace_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "j", job)
+    assert "status" not in updated or not updated["status"].get("conditions")
+    assert updated["metadata"]["generation"] == 1  # metadata-only change
+    assert updated["metadata"]["labels"]["extra"] == "yes"
+
+    with_status = custom.patch_namespaced_custom_object_status(
+        GROUP,
+        VERSION,
+        namespace,
+        PLURAL,
+        "j",
+        {
+            "status": {"conditions": [{"type": "Created", "status": "True"}]},
+            "spec": {"schedulerName": "ignored"},
+        },
+    )
+    assert with_status["status"]["conditions"][0]["type"] == "Created"
+    assert "schedulerName" not in with_status["spec"]
+    assert with_status["metadata"]["generation"] == 1
+
+    spec_change = custom.patch_namespaced_custom_object(
+        GROUP, VERSION, namespace, PLURAL, "j", {"spec": {"schedulerName": "volcano"}}
+    )
+    assert spec_change["metadata"]["generation"] == 2
+    assert spec_change["status"]["conditions"][0]["type"] == "Created"
+
+
+def test_invalid_custom_resource_is_422_with_field_causes(custom: Any, namespace: str) -> None:
+    with pytest.raises(ApiException) as err:
+        custom.create_namespaced_custom_object(
+            GROUP, VERSION, namespace, PLURAL, acjob_body("bad", replicas="two")
+        )
+    assert err.value.status == 422
+    status = _status(err)
+    assert status["reason"] == "Invalid"
+    assert status["details"]["kind"] == "AscendJob"
+    fields = [c["field"] for c in status["details"]["causes"]]
+    assert "spec.replicaSpecs.Master.replicas" in fields
+    assert "Invalid value" in status["message"]
+    with pytest.raises(ApiException):
+        custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "bad")
+
+
+def test_strategic_merge_patch_on_a_custom_resource_is_415(
+    cluster: LocalCluster, custom: Any, namespace: str
+) -> None:
+    custom.create_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, acjob_body("j"))
+    code, status = raw_call(
+        cluster,
+        "PATCH",
+        f"/apis/{GROUP}/{VERSION}/namespaces/{namespace}/{PLURAL}/j",
+        b'{"spec": {"schedulerName": "x"}}',
+        "application/strategic-merge-patch+json",
+    )
+    assert code == 415
+    assert status["reason"] == "UnsupportedMediaType"
+
+
+def test_list_paging_with_limit_and_continue(core: Any, namespace: str) -> None:
+    for i in range(7):
+        core.create_namespaced_config_map(namespace, {"metadata": {"name": f"cm-{i}"}})
+    names: list[str] = []
+    token = None
+    pages = 0
+    while True:
+        page = core.list_namespaced_config_map(namespace, limit=3, _continue=token)
+        pages += 1
+        names.extend(i.metadata.name for i in page.items)
+        token = page.metadata._continue
+        if not token:
+            break
+    assert pages == 3
+    assert names == [f"cm-{i}" for i in range(7)]
+
+
+def test_label_and_field_selectors(core: Any, namespace: str) -> None:
+    core.create_namespaced_pod(namespace, pod_body("a", labels={"role": "master"}))
+    core.create_namespaced_pod(namespace, pod_body("b", labels={"role": "worker"}))
+    core.create_namespaced_pod(namespace, pod_body("c"))
+    got = core.list_namespaced_pod(namespace, label_selector="role in (master,worker),role!=worker")
+    assert [p.metadata.name for p in got.items] == ["a"]
+    got = core.list_namespaced_pod(namespace, label_selector="!role")
+    assert [p.metadata.name for p in got.items] == ["c"]
+    got = core.list_pod_for_all_namespaces(
+        field_selector=f"metadata.namespace={namespace},metadata.name=b"
+    )
+    assert [p.metadata.name for p in got.items] == ["b"]
+    with pytest.raises(ApiException) as err:
+        core.list_namespaced_pod(namespace, label_selector="role in (")
+    assert err.value.status == 400
+
+
+def test_injected_failures_latency_and_request_counts(
+    cluster: LocalCluster, core: Any, namespace: str
+) -> None:
+    before = cluster.request_count("create", "pods")
+    cluster.faults.fail("create", "pods", code=503, count=1)
+    with pytest.raises(ApiException) as err:
+        core.create_namespaced_pod(namespace, pod_body("f"))
+    assert err.value.status == 503
+    assert _status(err)["reason"] == "ServiceUnavailable"
+    core.create_namespaced_pod(namespace, pod_body("f"))  # count=1: the next one works
+    assert cluster.request_count("create", "pods") == before + 2
+    cluster.faults.fail("get", "pods", code=500, percent=100)
+    with pytest.raises(ApiException) as err:
+        core.read_namespaced_pod("f", namespace)
+    assert err.value.status == 500
+    cluster.faults.clear()
+    assert core.read_namespaced_pod("f", namespace).metadata.name == "f"
+
+
+def test_unknown_resource_and_malformed_body_never_500(
+    cluster: LocalCluster, namespace: str
+) -> None:
+    def call(method: str, path: str, data: bytes | None = None) -> tuple[int, dict[str, Any]]:
+        return raw_call(cluster, method, path, data)
+
+    code, body = call("GET", "/api/v1/namespaces/default/widgets")
+    assert (code, body["kind"], body["reason"]) == (404, "Status", "NotFound")
+    code, body = call("POST", f"/api/v1/namespaces/{namespace}/pods", b"{not json")
+    assert (code, body["reason"]) == (400, "BadRequest")
+    code, body = call("POST", f"/api/v1/namespaces/{namespace}/pods/x", b"{}")
+    assert (code, body["reason"]) == (405, "MethodNotAllowed")
+    code, body = call("POST", "/api/v1/namespaces/nowhere/pods", json.dumps(pod_body("x")).encode())
+    assert (code, body["message"]) == (404, 'namespaces "nowhere" not found')
+    code, body = call("GET", "/version")
+    assert code == 200 and body["gitVersion"] == "v1.32.0"
