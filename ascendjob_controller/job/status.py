@@ -110,7 +110,14 @@ def find_condition(status: dict[str, Any] | None, ctype: str) -> dict[str, Any] 
 
 
 def current_state(status: dict[str, Any] | None) -> str | None:
-    """The last True condition's type (what kubectl shows), None before the first reconcile."""
+    """The last True condition's type (what kubectl shows), None before the first reconcile.
+
+    A True terminal condition wins wherever it sits, so a status edited by hand cannot bring a
+    finished job back to life.
+    """
+    for condition in conditions_of(status):
+        if condition.get("type") in TERMINAL_STATES and condition.get("status") == "True":
+            return str(condition["type"])
     for condition in reversed(conditions_of(status)):
         if condition.get("status") == "True":
             return str(condition.get("type"))

@@ -27,6 +27,7 @@ PODGROUP_KIND = "PodGroup"
 FRAMEWORK_LABEL = "framework"
 LABEL_PREFIX = "training.kubeflow.org/"
 LABEL_JOB_NAME = LABEL_PREFIX + "job-name"
+JOB_NAME_LABEL = LABEL_JOB_NAME  # the name the controller wiring imports
 LABEL_REPLICA_TYPE = LABEL_PREFIX + "replica-type"
 LABEL_REPLICA_INDEX = LABEL_PREFIX + "replica-index"
 LABEL_OPERATOR_NAME = LABEL_PREFIX + "operator-name"

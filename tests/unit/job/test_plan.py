@@ -490,3 +490,61 @@ def test_live_node_is_not_force_deleted() -> None:
     world.pods[W0]["metadata"]["deletionTimestamp"] = format_time(at(0))
     world.now = at(10_000)
     assert world.plan().force_deletes == ()
+
+
+# --- more frameworks and children -------------------------------------------------------
+def test_mindspore_without_scheduler_needs_no_service() -> None:
+    from .factories import replica
+
+    world = World(job("mindspore", {"Worker": replica(2)}))
+    first = world.reconcile()
+    assert [b["metadata"]["name"] for b in first.creates] == [W0, W1]
+    world.all_pods("Running")
+    world.reconcile()
+    world.all_pods("Succeeded", 0)
+    world.reconcile()
+    assert world.state == "Succeeded"
+
+
+@pytest.mark.parametrize("framework", ["tensorflow", "mindspore"])
+def test_other_frameworks_run_to_success(framework: str) -> None:
+    world = World(job(framework, workers=2))
+    world.reconcile()
+    world.reconcile()
+    assert len(world.pods) == 3
+    world.all_pods("Running")
+    world.reconcile()
+    assert world.state == "Running"
+    world.all_pods("Succeeded", 0)
+    world.reconcile()
+    assert world.state == "Succeeded"
+
+
+def test_orphan_service_and_podgroup_adopted() -> None:
+    body = job(scheduler="volcano")
+    world = World(copy.deepcopy(body))
+    world.reconcile()
+    for obj in [*world.services.values(), world.podgroup]:
+        assert obj is not None
+        obj["metadata"].pop("ownerReferences")
+    result = world.reconcile()
+    assert sorted(r.kind for r in result.adopts) == ["PodGroup", "Service"]
+    assert result.creates == ()
+
+
+def test_foreign_service_and_podgroup_block_creation() -> None:
+    body = job(scheduler="volcano")
+    first = plan(body, [], [], None, at(0))
+    svc, pg = (materialise(b) for b in first.creates)
+    for obj in (svc, pg):
+        obj["metadata"]["ownerReferences"] = [{"uid": "x", "controller": True}]
+    pg["status"] = {"phase": "Running"}
+    result = plan(body, [], [svc], pg, at(0))
+    assert result.creates == () and result.deletes == () and result.adopts == ()
+
+
+def test_gauge_transitions_reported() -> None:
+    world = World(job(workers=1))
+    first = world.reconcile()
+    assert (first.previous_state, first.state) == (None, "Created")
+    assert world.reconcile().state == "Created"

@@ -172,3 +172,14 @@ def test_replica_statuses() -> None:
         "succeeded": 1,
         "failed": 1,
     }
+
+
+def test_terminal_condition_wins_over_order() -> None:
+    status = {
+        "conditions": [
+            {"type": "Failed", "status": "True"},
+            {"type": "Running", "status": "True"},
+        ]
+    }
+    assert current_state(status) == "Failed"
+    assert current_state({"conditions": [{"type": "Running", "status": "False"}]}) is None
