@@ -8,6 +8,7 @@ lazily so `--help` is quick and a missing piece fails with a clear message, not 
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 import os
 import sys
@@ -74,6 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="AscendJob manifest to apply (default manifests/samples/"
         "pytorch_multinodes_acjob_910b.yaml)",
     )
+    demo.add_argument(
+        "--exit-when-done",
+        action="store_true",
+        help="stop once the job has finished instead of serving until Ctrl-C (for scripts)",
+    )
     return parser
 
 
@@ -105,18 +111,16 @@ def _run(config: configuration.Config) -> int:
     logs.configure(config.log_format, config.log_level)
     if not _present("ascendjob_controller.controller"):
         return _missing("the controller (ascendjob_controller.controller)")
-    from ascendjob_controller import controller
-
+    controller = importlib.import_module("ascendjob_controller.controller")
     result: int = controller.run(config)
     return result
 
 
-def _demo(config: configuration.Config, sample: str | None) -> int:
+def _demo(config: configuration.Config, sample: str | None, exit_when_done: bool) -> int:
     if not _present("ascendjob_controller.demo"):
         return _missing("the demo (ascendjob_controller.demo)")
-    from ascendjob_controller import demo
-
-    result: int = demo.main(config, sample=sample)
+    demo = importlib.import_module("ascendjob_controller.demo")
+    result: int = demo.main(config, sample=sample, exit_when_done=exit_when_done)
     return result
 
 
@@ -133,7 +137,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     if args.command == "run":
         return _run(config)
     if args.command == "demo":
-        return _demo(config, args.sample)
+        return _demo(config, args.sample, args.exit_when_done)
     return EXIT_USAGE
 
 

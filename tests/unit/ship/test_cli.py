@@ -36,16 +36,17 @@ def test_run_passes_the_config_and_returns_its_exit_code(monkeypatch: pytest.Mon
 
 
 def test_demo_passes_the_config_and_sample(monkeypatch: pytest.MonkeyPatch) -> None:
-    seen: list[tuple[cfg.Config, str | None]] = []
+    seen: list[tuple[cfg.Config, str | None, bool]] = []
 
-    def main(config: cfg.Config, sample: str | None = None) -> int:
-        seen.append((config, sample))
+    def main(config: cfg.Config, sample: str | None = None, exit_when_done: bool = False) -> int:
+        seen.append((config, sample, exit_when_done))
         return 0
 
     fake_module(monkeypatch, "ascendjob_controller.demo", main=main)
-    assert cli.main(["demo", "--sample", "x.yaml", "--log-level", "debug"], env={}) == 0
-    [(config, sample)] = seen
-    assert (config.log_level, sample) == ("debug", "x.yaml")
+    argv = ["demo", "--sample", "x.yaml", "--log-level", "debug", "--exit-when-done"]
+    assert cli.main(argv, env={}) == 0
+    [(config, sample, exit_when_done)] = seen
+    assert (config.log_level, sample, exit_when_done) == ("debug", "x.yaml", True)
 
 
 def test_missing_controller_is_a_clear_error(
