@@ -11,9 +11,11 @@ informer cache) is never mutated.
 from __future__ import annotations
 
 import copy
+from decimal import Decimal
 from typing import Any
 
 from ascendjob_controller.job.env import job_env, leader_port, merge_env, rank_of
+from ascendjob_controller.job.quantity import add_requests, format_quantity
 from ascendjob_controller.job.types import (
     ANNOTATION_PODGROUP,
     ANNOTATION_RANK_INDEX,
@@ -232,8 +234,8 @@ def desired_service(
 def desired_podgroup(view: JobView, operator_name: str = DEFAULT_OPERATOR_NAME) -> dict[str, Any]:
     """The Volcano PodGroup; minMember is schedulingPolicy.minAvailable, else every replica.
 
-    minResources is copied from schedulingPolicy when given and otherwise left out (Volcano then
-    admits on minMember alone); summing the templates' requests is not done here.
+    minResources is schedulingPolicy.minResources when given; otherwise the requests of the
+    first minMember pods (leader first), so that Volcano does not admit a gang it cannot fit.
     """
     policy = view.scheduling_policy
     min_available = as_int(policy.get("minAvailable"))
@@ -246,6 +248,10 @@ def desired_podgroup(view: JobView, operator_name: str = DEFAULT_OPERATOR_NAME) 
         spec["priorityClassName"] = policy["priorityClass"]
     if policy.get("minResources"):
         spec["minResources"] = copy.deepcopy(policy["minResources"])
+    else:
+        computed = _gang_requests(view, spec["minMember"])
+        if computed:
+            spec["minResources"] = computed
     return {
         "apiVersion": PODGROUP_API_VERSION,
         "kind": PODGROUP_KIND,
@@ -257,3 +263,26 @@ def desired_podgroup(view: JobView, operator_name: str = DEFAULT_OPERATOR_NAME) 
         },
         "spec": spec,
     }
+
+
+def _pod_requests(template: dict[str, Any]) -> dict[str, Decimal]:
+    """One pod's requests: per container, requests, falling back to limits per resource."""
+    total: dict[str, Decimal] = {}
+    for container in dig(template, "spec", "containers") or []:
+        resources = container.get("resources") or {}
+        merged = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+        add_requests(total, merged, 1)
+    return total
+
+
+def _gang_requests(view: JobView, min_member: int) -> dict[str, str]:
+    total: dict[str, Decimal] = {}
+    left = min_member
+    for spec in view.replicas:
+        count = min(spec.replicas, left)
+        if count <= 0:
+            break
+        for name, amount in _pod_requests(spec.template).items():
+            total[name] = total.get(name, Decimal(0)) + amount * count
+        left -= count
+    return {name: format_quantity(amount) for name, amount in sorted(total.items()) if amount}

@@ -158,7 +158,31 @@ def test_podgroup() -> None:
         "minResources": {"cpu": "4"},
     }
     sample = d.desired_podgroup(parse_job(sample_job()))
-    assert sample["spec"] == {"minMember": 2, "queue": "default"}
+    assert sample["spec"] == {
+        "minMember": 2,
+        "queue": "default",
+        "minResources": {"huawei.com/Ascend910": "4"},
+    }
+
+
+def test_podgroup_min_resources_cover_first_min_member_pods() -> None:
+    leader = container(2)
+    leader["resources"]["requests"]["cpu"] = "500m"
+    worker = container(8)
+    worker["resources"]["limits"]["memory"] = "1Gi"
+    specs = {"Master": replica(1, containers=[leader]), "Worker": replica(4, containers=[worker])}
+    body = job("pytorch", specs, run_policy={"schedulingPolicy": {"minAvailable": 3}})
+    pg = d.desired_podgroup(parse_job(body))
+    assert pg["spec"] == {
+        "minMember": 3,
+        "minResources": {
+            "cpu": "0.5",
+            "huawei.com/Ascend910": "18",
+            "memory": str(2 * 2**30),
+        },
+    }
+    no_requests = job("pytorch", {"Master": replica(1, npus=None)})
+    assert "minResources" not in d.desired_podgroup(parse_job(no_requests))["spec"]
 
 
 def test_template_labels_and_annotations_kept() -> None:
