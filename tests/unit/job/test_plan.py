@@ -548,3 +548,54 @@ def test_gauge_transitions_reported() -> None:
     first = world.reconcile()
     assert (first.previous_state, first.state) == (None, "Created")
     assert world.reconcile().state == "Created"
+
+
+# --- idleness in every state and determinism ------------------------------------------------------
+def world_in(state: str) -> World:
+    if state == "Created":
+        world = World(job(workers=1))
+        world.reconcile()
+        world.reconcile()
+    elif state == "Running":
+        world = running_world(workers=1)
+    elif state == "Restarting":
+        world = running_world(workers=1, policy="ExitCode")
+        world.kubelet(W0, "Failed", 137)
+        world.reconcile()
+        world.reconcile()
+    elif state == "Succeeded":
+        world = running_world(workers=1)
+        world.all_pods("Succeeded", 0)
+        world.reconcile()
+    else:
+        world = running_world(workers=1)
+        world.kubelet(W0, "Failed", 2)
+        world.reconcile()
+    assert world.state == state
+    return world
+
+
+@pytest.mark.parametrize("state", ["Created", "Running", "Restarting", "Succeeded", "Failed"])
+def test_idle_reconcile_in_every_state_writes_nothing(state: str) -> None:
+    world = world_in(state)
+    world.now = at(5000)
+    idle = world.plan()
+    assert idle.status is None
+    assert idle.events == () and idle.creates == () and idle.deletes == ()
+    assert idle == world.plan(), "plan must be deterministic"
+
+
+def test_each_transition_event_planned_once() -> None:
+    world = running_world(workers=1, policy="ExitCode")
+    world.kubelet(W0, "Failed", 137)
+    for _ in range(3):
+        world.reconcile()
+    world.kubelet(W0, "Running")
+    for _ in range(2):
+        world.reconcile()
+    world.all_pods("Succeeded", 0)
+    for _ in range(3):
+        world.reconcile()
+    seen = [e.reason for p in world.history for e in p.events]
+    assert seen == ["ExitedWithCode", "JobRestarting", "JobSucceeded"]
+    assert world.job["status"]["restartCount"] == 1
