@@ -224,8 +224,20 @@ class KubeClient:
         self._api.close()
 
     # --- verbs ----------------------------------------------------------------------------
-    def get(self, res: Resource, namespace: str | None, name: str) -> JSON:
-        return self._json("GET", res.api_path(namespace, name), idempotent=True)
+    def get(
+        self,
+        res: Resource,
+        namespace: str | None,
+        name: str,
+        *,
+        timeout: float | None = None,
+        retries: int | None = None,
+    ) -> JSON:
+        """`timeout`/`retries` override the client's defaults for one call (leader election
+        must bound every call by its renew deadline)."""
+        return self._json(
+            "GET", res.api_path(namespace, name), idempotent=True, timeout=timeout, retries=retries
+        )
 
     def list(
         self,
@@ -309,15 +321,23 @@ class KubeClient:
         return WatchStream(resp, read_timeout)
 
     def create(
-        self, res: Resource, namespace: str | None, body: JSON, *, timeout: float | None = None
+        self,
+        res: Resource,
+        namespace: str | None,
+        body: JSON,
+        *,
+        timeout: float | None = None,
+        retries: int | None = None,
     ) -> JSON:
         name = (body.get("metadata") or {}).get("name")
         path = res.api_path(namespace)
-        attempts = self.max_retries + 1
+        attempts = (self.max_retries if retries is None else retries) + 1
         ambiguous = False
         for attempt in range(attempts):
             try:
-                return self._json("POST", path, body=body, idempotent=False, timeout=timeout)
+                return self._json(
+                    "POST", path, body=body, idempotent=False, timeout=timeout, retries=retries
+                )
             except ApiError as e:
                 if ambiguous and is_already_exists(e) and name:
                     # An earlier attempt we could not confirm did land: that object is ours.
@@ -327,7 +347,7 @@ class KubeClient:
                 ambiguous = True
                 log.warning("create ambiguous, reading back", extra={"object": f"{name}"})
                 try:
-                    return self.get(res, namespace, name)
+                    return self.get(res, namespace, name, timeout=timeout)
                 except ApiError as read_err:
                     if not is_not_found(read_err):
                         raise e from read_err
@@ -335,11 +355,22 @@ class KubeClient:
         raise AssertionError("unreachable")
 
     def update(
-        self, res: Resource, namespace: str | None, body: JSON, *, timeout: float | None = None
+        self,
+        res: Resource,
+        namespace: str | None,
+        body: JSON,
+        *,
+        timeout: float | None = None,
+        retries: int | None = None,
     ) -> JSON:
         name = body["metadata"]["name"]
         return self._json(
-            "PUT", res.api_path(namespace, name), body=body, idempotent=True, timeout=timeout
+            "PUT",
+            res.api_path(namespace, name),
+            body=body,
+            idempotent=True,
+            timeout=timeout,
+            retries=retries,
         )
 
     def update_status(self, res: Resource, namespace: str | None, body: JSON) -> JSON:
@@ -412,6 +443,7 @@ class KubeClient:
         content_type: str | None = None,
         idempotent: bool,
         timeout: Timeout | None = None,
+        retries: int | None = None,
     ) -> JSON:
         resp = self._request(
             method,
@@ -421,6 +453,7 @@ class KubeClient:
             content_type=content_type,
             idempotent=idempotent,
             timeout=timeout,
+            retries=retries,
         )
         data = resp.data
         return json.loads(data) if data else {}
@@ -437,9 +470,10 @@ class KubeClient:
         timeout: Timeout | None = None,
         stream: bool = False,
         verb: str | None = None,
+        retries: int | None = None,
     ) -> Any:
         """Send with the retry policy of the module docstring; return a 2xx response."""
-        attempts = self.max_retries + 1
+        attempts = (self.max_retries if retries is None else retries) + 1
         retried_ambiguously = False
         for attempt in range(attempts):
             try:

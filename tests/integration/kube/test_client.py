@@ -1,0 +1,276 @@
+"""KubeClient against the local cluster: verbs, retries, ambiguous creates, QPS."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from ascendjob_controller.kube.client import (
+    CONFIGMAPS,
+    ApiConnectionError,
+    ApiError,
+    KubeClient,
+    is_already_exists,
+    is_conflict,
+    is_gone,
+    is_not_found,
+)
+from tests.integration.kube.helpers import (
+    configmap,
+    fresh_namespace,
+    make_client,
+    rest_count,
+    wait_for,
+)
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(autouse=True)
+def _clear_faults(bare_cluster: Any) -> Any:
+    bare_cluster.faults.clear()
+    yield
+    bare_cluster.faults.clear()
+
+
+def test_crud_and_errors(bare_cluster: Any) -> None:
+    client = make_client(bare_cluster)
+    ns = fresh_namespace(client)
+    created = client.create(CONFIGMAPS, ns, configmap("a", app="x"))
+    assert created["metadata"]["uid"]
+    got = client.get(CONFIGMAPS, ns, "a")
+    assert got["data"] == {"k": "v"}
+    with pytest.raises(ApiError) as exc:
+        client.create(CONFIGMAPS, ns, configmap("a"))
+    assert is_already_exists(exc.value) and not is_conflict(exc.value)
+    got["data"] = {"k": "w"}
+    updated = client.update(CONFIGMAPS, ns, got)
+    got["data"] = {"k": "stale"}
+    with pytest.raises(ApiError) as exc:
+        client.update(CONFIGMAPS, ns, got)
+    assert is_conflict(exc.value)
+    patched = client.patch(CONFIGMAPS, ns, "a", {"data": {"m": "1"}})
+    assert patched["data"] == {"k": "w", "m": "1"}
+    patched = client.patch(
+        CONFIGMAPS, ns, "a", [{"op": "remove", "path": "/data/m"}], patch_type="json"
+    )
+    assert patched["data"] == {"k": "w"}
+    rv = patched["metadata"]["resourceVersion"]
+    client.delete(CONFIGMAPS, ns, "a", preconditions={"resourceVersion": rv})
+    with pytest.raises(ApiError) as exc:
+        client.get(CONFIGMAPS, ns, "a")
+    assert is_not_found(exc.value)
+    assert updated["metadata"]["resourceVersion"] != created["metadata"]["resourceVersion"]
+
+
+def test_list_merges_pages_and_filters(bare_cluster: Any) -> None:
+    client = make_client(bare_cluster)
+    ns = fresh_namespace(client)
+    for i in range(7):
+        client.create(CONFIGMAPS, ns, configmap(f"c{i}", parity=str(i % 2)))
+    lists_before = bare_cluster.request_count("list", "configmaps")
+    listed = client.list(CONFIGMAPS, ns, limit=3)
+    assert sorted(o["metadata"]["name"] for o in listed["items"]) == [f"c{i}" for i in range(7)]
+    assert listed["metadata"]["resourceVersion"]
+    assert bare_cluster.request_count("list", "configmaps") - lists_before == 3, "3 pages"
+    odd = client.list(CONFIGMAPS, ns, label_selector="parity=1")
+    assert sorted(o["metadata"]["name"] for o in odd["items"]) == ["c1", "c3", "c5"]
+    one = client.list(CONFIGMAPS, ns, field_selector="metadata.name=c4")
+    assert [o["metadata"]["name"] for o in one["items"]] == ["c4"]
+
+
+def test_5xx_is_retried_with_backoff(bare_cluster: Any) -> None:
+    client = make_client(bare_cluster)
+    ns = fresh_namespace(client)
+    client.create(CONFIGMAPS, ns, configmap("a"))
+    bare_cluster.faults.fail("get", "configmaps", code=500, count=2)
+    before = bare_cluster.request_count("get", "configmaps")
+    errors_before = rest_count("500", "GET", client.host)
+    assert client.get(CONFIGMAPS, ns, "a")["metadata"]["name"] == "a"
+    assert bare_cluster.request_count("get", "configmaps") - before == 3
+    assert rest_count("500", "GET", client.host) - errors_before == 2
+
+
+def test_retries_are_bounded(bare_cluster: Any) -> None:
+    client = make_client(bare_cluster, max_retries=2)
+    ns = fresh_namespace(client)
+    bare_cluster.faults.fail("get", "configmaps", code=500)
+    before = bare_cluster.request_count("get", "configmaps")
+    with pytest.raises(ApiError) as exc:
+        client.get(CONFIGMAPS, ns, "a")
+    assert exc.value.status == 500
+    assert bare_cluster.request_count("get", "configmaps") - before == 3
+
+
+def test_429_is_retried_honouring_retry_after(bare_cluster: Any) -> None:
+    client = make_client(bare_cluster)
+    ns = fresh_namespace(client)
+    bare_cluster.faults.fail("create", "configmaps", code=429, count=1)
+    before = bare_cluster.request_count("create", "configmaps")
+    start = time.monotonic()
+    client.create(CONFIGMAPS, ns, configmap("a"))
+    assert time.monotonic() - start >= 0.9, "the server's Retry-After: 1 was honoured"
+    assert bare_cluster.request_count("create", "configmaps") - before == 2
+
+
+def test_errors_that_are_not_transient_are_not_retried(bare_cluster: Any) -> None:
+    client = make_client(bare_cluster)
+    ns = fresh_namespace(client)
+    bare_cluster.faults.fail("get", "configmaps", code=403, count=5)
+    before = bare_cluster.request_count("get", "configmaps")
+    with pytest.raises(ApiError) as exc:
+        client.get(CONFIGMAPS, ns, "a")
+    assert exc.value.status == 403
+    assert bare_cluster.request_count("get", "configmaps") - before == 1
+
+
+def test_create_failing_with_5xx_is_read_back_not_blindly_resent(bare_cluster: Any) -> None:
+    client = make_client(bare_cluster)
+    ns = fresh_namespace(client)
+    bare_cluster.faults.fail("create", "configmaps", code=500, count=1)
+    creates = bare_cluster.request_count("create", "configmaps")
+    gets = bare_cluster.request_count("get", "configmaps")
+    obj = client.create(CONFIGMAPS, ns, configmap("a"))
+    assert obj["metadata"]["name"] == "a"
+    assert bare_cluster.request_count("get", "configmaps") - gets == 1, "read back first"
+    assert bare_cluster.request_count("create", "configmaps") - creates == 2
+
+
+def test_create_that_times_out_is_not_duplicated(bare_cluster: Any) -> None:
+    """The server is slow: the client times out while the create is still in flight."""
+    client = make_client(bare_cluster)
+    ns = fresh_namespace(client)
+    bare_cluster.faults.latency(1.0, verb="create")
+    obj = client.create(CONFIGMAPS, ns, configmap("slow"), timeout=0.3)
+    bare_cluster.faults.clear()
+    items = client.list(CONFIGMAPS, ns)["items"]
+    assert [o["metadata"]["name"] for o in items] == ["slow"]
+    assert obj["metadata"]["uid"] == items[0]["metadata"]["uid"]
+
+
+def test_generate_name_create_is_never_retried(bare_cluster: Any) -> None:
+    client = make_client(bare_cluster)
+    ns = fresh_namespace(client)
+    bare_cluster.faults.latency(1.0, verb="create")
+    body = {"metadata": {"generateName": "gen-"}, "data": {}}
+    creates = bare_cluster.request_count("create", "configmaps")
+    with pytest.raises(ApiConnectionError) as exc:
+        client.create(CONFIGMAPS, ns, body, timeout=0.3)
+    assert exc.value.ambiguous
+    bare_cluster.faults.clear()
+    assert bare_cluster.request_count("create", "configmaps") - creates == 1
+    wait_for(lambda: len(client.list(CONFIGMAPS, ns)["items"]) == 1, what="the one create")
+    time.sleep(1.2)
+    assert len(client.list(CONFIGMAPS, ns)["items"]) == 1, "no second object ever appears"
+
+
+def test_qps_is_limited(bare_cluster: Any) -> None:
+    client = make_client(bare_cluster, qps=5.0, burst=1)
+    ns = fresh_namespace(client)  # takes the one burst token
+    start = time.monotonic()
+    for _ in range(10):
+        with pytest.raises(ApiError):
+            client.get(CONFIGMAPS, ns, "missing")
+    # 10 more requests at 5/s cannot take less than ~2 s, however fast the machine is.
+    assert time.monotonic() - start >= 1.9
+
+
+def test_qps_is_shared_across_threads(bare_cluster: Any) -> None:
+    client = make_client(bare_cluster, qps=10.0, burst=1)
+    ns = fresh_namespace(client)
+    start = time.monotonic()
+
+    def hammer() -> None:
+        for _ in range(5):
+            client.list(CONFIGMAPS, ns)
+
+    threads = [threading.Thread(target=hammer) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert time.monotonic() - start >= 1.9, "20 requests at 10/s overall"
+
+
+def test_connection_refused_is_retried_then_raised() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    from kubernetes import client as k8s
+
+    cfg = k8s.Configuration()
+    cfg.host = f"http://127.0.0.1:{port}"
+    cfg.retries = False
+    kube = KubeClient(k8s.ApiClient(cfg), max_retries=2, backoff_base=0.01)
+    with pytest.raises(ApiConnectionError) as exc:
+        kube.get(CONFIGMAPS, "default", "x")
+    assert not exc.value.ambiguous
+    assert rest_count("<error>", "GET", kube.host) == 3
+
+
+def test_watch_streams_events_and_raises_410(bare_cluster: Any) -> None:
+    client = make_client(bare_cluster)
+    ns = fresh_namespace(client)
+    rv = client.list(CONFIGMAPS, ns)["metadata"]["resourceVersion"]
+    client.create(CONFIGMAPS, ns, configmap("w1"))
+    client.delete(CONFIGMAPS, ns, "w1")
+    seen = []
+    with client.watch(
+        CONFIGMAPS, ns, resource_version=rv, timeout_seconds=2, read_timeout=10
+    ) as stream:
+        for kind, obj in stream:
+            seen.append((kind, obj["metadata"].get("name")))
+            if len(seen) == 2:
+                break
+    assert seen == [("ADDED", "w1"), ("DELETED", "w1")]
+    bare_cluster.faults.expire_next_watch()
+    with pytest.raises(ApiError) as exc:
+        for _ in client.watch(
+            CONFIGMAPS, ns, resource_version=rv, timeout_seconds=2, read_timeout=10
+        ):
+            pass
+    assert is_gone(exc.value)
+
+
+def test_watch_ends_when_the_server_timeout_passes(bare_cluster: Any) -> None:
+    client = make_client(bare_cluster)
+    ns = fresh_namespace(client)
+    rv = client.list(CONFIGMAPS, ns)["metadata"]["resourceVersion"]
+    kinds = [
+        k
+        for k, _ in client.watch(
+            CONFIGMAPS, ns, resource_version=rv, timeout_seconds=1, read_timeout=30
+        )
+    ]
+    assert set(kinds) <= {"BOOKMARK"}
+
+
+def test_close_from_another_thread_unblocks_the_reader(bare_cluster: Any) -> None:
+    client = make_client(bare_cluster)
+    ns = fresh_namespace(client)
+    rv = client.list(CONFIGMAPS, ns)["metadata"]["resourceVersion"]
+    stream = client.watch(
+        CONFIGMAPS,
+        ns,
+        resource_version=rv,
+        timeout_seconds=60,
+        read_timeout=90,
+        allow_bookmarks=False,
+    )
+    done = threading.Event()
+
+    def read() -> None:
+        for _ in stream:
+            pass
+        done.set()
+
+    thread = threading.Thread(target=read)
+    thread.start()
+    time.sleep(0.2)
+    stream.close()
+    assert done.wait(30), "close() woke the blocked reader"
+    thread.join(30)
