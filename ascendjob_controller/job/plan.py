@@ -7,18 +7,25 @@ Inputs are the raw JSON dicts of the caches: the job, the pods and services that
 controlled by this job (controller ownerReference uid) or orphans carrying our job-name label,
 and the PodGroup named `<job>-<uid>` if any. They are never mutated.
 
-How the reconciler should execute a Plan (the order matters for the restart count):
-  1. adopts: add our controller ownerReference (`desired.owner_reference`) to each orphan;
-  2. status: write it first (status subresource, resourceVersion of the job we planned from; on
-     409 re-read and re-plan). The status records which failed pods were counted as restarts
-     *before* they are deleted, so a crash between the two steps never loses or double-counts;
-  3. deletes (with the uid as a precondition), force_deletes (grace period 0), creates in the
-     given order (Service and PodGroup before pods), each through expectations, emitting
-     `event_for_create` / `event_for_delete` on success and FailedCreatePod on an API error;
-  4. events: job-level transitions, already de-duplicated (each is planned once, on the
-     reconcile that makes the transition);
-  5. delete_job: delete the AscendJob (propagation Background) when its TTL expired;
-  6. requeue_after: add_after(key, requeue_after) for the next deadline.
+How the reconciler executes a Plan:
+  - adopts: add our controller ownerReference (`desired.owner_reference`) to each orphan;
+  - creates in the given order (Service and PodGroup before pods), deletes (with the uid as a
+    precondition), force_deletes (grace period 0), each through expectations, emitting
+    `event_for_create` / `event_for_delete` on success and FailedCreatePod on an API error;
+  - status through the status subresource with the resourceVersion of the job planned from;
+    on 409 re-read and re-plan, never overwrite;
+  - events: job-level transitions, already de-duplicated (each is planned once, on the
+    reconcile that makes the transition);
+  - delete_job: delete the AscendJob (propagation Background) when its TTL expired;
+  - requeue_after: add_after(key, requeue_after) for the next deadline.
+
+Record then act (restart counting is exact whatever the execution order): a newly failed pod
+that its policy recreates is only *counted* in the plan that first sees it (status gets
+`restartCount + 1` and the pod uid in `recreatedPods`); the delete is planned by a later plan,
+made from a job whose persisted status already holds that uid. If the status write fails,
+nothing was deleted and the re-plan counts again from the same base; if the delete fails, the
+uid is already recorded and the retry does not count it twice. The cost is one extra reconcile
+(triggered by the status write's own watch event, with `requeue_after` as a backstop).
 
 Decisions documented here because the design leaves them open:
 - A job being deleted gets an empty plan: garbage collection removes the children.
@@ -99,6 +106,9 @@ EVENT_EXITED = "ExitedWithCode"
 EVENT_RESTARTING = "JobRestarting"
 EVENT_FORCE_DELETE = "ForceDeletePod"
 PENDING_PHASES = frozenset({"", "Pending"})
+#: Backstop requeue after recording a restart: the status write's own watch event normally
+#: triggers the reconcile that deletes the failed pod well before this.
+RECORD_REQUEUE_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -570,9 +580,12 @@ def _plan_active(
         if verdict.state == RESTARTING and previous != RESTARTING:
             events.append(EventSpec(WARNING, EVENT_RESTARTING, verdict.message))
         deletes = [_ref("Pod", p) for p in scale_down]
-        deletes += [_ref("Pod", p) for p in recreate if not _deleting(p)]
+        # Record, then act: a failed pod is deleted only once its restart is in the persisted
+        # status (see "Record then act" in the module docstring).
+        recorded = [p for p in recreate if _uid(p) not in {_uid(f) for f in fresh_failures}]
+        deletes += [_ref("Pod", p) for p in recorded if not _deleting(p)]
         creates = _creates(view, children, missing, gang, admitted, options)
-        requeue = _min(requeue, deadline_wait)
+        requeue = _min(requeue, deadline_wait, RECORD_REQUEUE_SECONDS if fresh_failures else None)
 
     ledger = ledger.prune({_uid(p) for p in pods})
     new = next_status(

@@ -215,8 +215,15 @@ def test_failed_pod_by_policy(policy: str, code: int | None, outcome: str) -> No
     else:
         assert world.condition["reason"] == "JobRestarting"
         assert "JobRestarting" in reasons(world)
-        assert result.deletes == (ChildRef("Pod", "ns1", W1, world.history[-1].deletes[0].uid),)
         assert result.restarted == 1
+        assert world.job["status"]["restartCount"] == 1
+        # Record, then act: the delete comes from the plan that sees the recorded uid.
+        uid = world.pods[W1]["metadata"]["uid"]
+        assert result.deletes == () and result.requeue_after == 1.0
+        assert world.job["status"]["recreatedPods"] == [uid]
+        act = world.reconcile()
+        assert act.deletes == (ChildRef("Pod", "ns1", W1, uid),)
+        assert act.restarted == 0 and act.events == ()
         assert world.job["status"]["restartCount"] == 1
 
 
@@ -224,6 +231,7 @@ def test_exitcode_137_then_1_fails() -> None:
     world = running_world(workers=2, policy="ExitCode")
     old_uid = world.pods[W0]["metadata"]["uid"]
     world.kubelet(W0, "Failed", 137)
+    world.reconcile()
     world.reconcile()
     assert W0 not in world.pods
     recreate = world.reconcile()
@@ -247,8 +255,15 @@ def test_failed_pod_seen_twice_before_deletion_counts_once() -> None:
     world = running_world(workers=2, policy="ExitCode")
     world.slow_deletes = True
     world.kubelet(W0, "Failed", 137)
+    stale = copy.deepcopy(world.job)
     first = world.reconcile()
-    assert first.restarted == 1
+    assert first.restarted == 1 and first.deletes == ()
+    # A retry from the stale job (say the status write got a 409): same count, still no delete.
+    again = plan(stale, list(world.pods.values()), list(world.services.values()), None, at(1))
+    assert again.restarted == 1 and again.deletes == ()
+    assert again.status is not None and again.status["restartCount"] == 1
+    act = world.reconcile()
+    assert act.restarted == 0 and [d.name for d in act.deletes] == [W0]
     second = world.reconcile()  # still in the cache, now Terminating
     assert second.restarted == 0 and second.deletes == () and second.creates == ()
     assert world.job["status"]["restartCount"] == 1
@@ -265,6 +280,7 @@ def test_backoff_limit_with_recreations(limit: int, allowed: int) -> None:
         world.kubelet(W0, "Failed", 137)
         world.reconcile()
         assert world.state == "Restarting", restart
+        world.reconcile()
         world.reconcile()
         world.kubelet(W0, "Running")
         world.reconcile()
@@ -305,6 +321,7 @@ def test_restart_count_survives_recreation_and_fresh_plan() -> None:
     world.kubelet(W0, "Running", restarts=2)
     world.reconcile()
     world.kubelet(W0, "Failed", None)  # evicted after two in-place restarts
+    world.reconcile()
     world.reconcile()
     world.reconcile()
     world.kubelet(W0, "Running")
@@ -473,6 +490,7 @@ def test_stuck_terminating_pod_force_deleted_after_grace() -> None:
     world.kubelet(W0, "Failed", None)
     world.pods[W0]["spec"]["nodeName"] = "node-a"
     world.reconcile()
+    world.reconcile()
     assert world.pods[W0]["metadata"]["deletionTimestamp"]
     world.now = at(100)
     waiting = world.reconcile()
@@ -561,6 +579,7 @@ def world_in(state: str) -> World:
     elif state == "Restarting":
         world = running_world(workers=1, policy="ExitCode")
         world.kubelet(W0, "Failed", 137)
+        world.reconcile()
         world.reconcile()
         world.reconcile()
     elif state == "Succeeded":
