@@ -27,6 +27,7 @@ from ascendjob_controller.localcluster.errors import (
     internal,
     method_not_allowed,
     path_not_found,
+    unsupported_media_type,
 )
 from ascendjob_controller.localcluster.faults import Faults, _resource_matches
 from ascendjob_controller.localcluster.registry import Registry
@@ -132,6 +133,15 @@ def parse_body(raw: bytes, content_type: str) -> Any:
     """JSON, or YAML when the client says so; 400 for anything that does not parse."""
     if not raw.strip():
         raise bad_request("the body of the request was empty")
+    if "protobuf" in content_type:
+        from ascendjob_controller.localcluster import protobuf
+
+        try:
+            return protobuf.decode(raw)
+        except protobuf.ProtobufError as err:
+            raise unsupported_media_type(
+                content_type, ["application/json", "application/yaml"]
+            ) from err
     try:
         if "yaml" in content_type:
             return yaml.safe_load(raw.decode())
