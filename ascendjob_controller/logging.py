@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any, TextIO
 
 import structlog
-from structlog.typing import Processor
+from structlog.typing import EventDict, Processor
 
 # Libraries that are chatty at DEBUG/INFO; they only speak up at WARNING unless we run at debug.
 NOISY_LOGGERS = ("urllib3", "kubernetes", "kubernetes.client.rest")
@@ -33,6 +33,16 @@ def _shared_processors() -> list[Processor]:
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.processors.StackInfoRenderer(),
     ]
+
+
+_LEADING_FIELDS = ("timestamp", "level", "logger", "event")
+
+
+def _leading_fields_first(_logger: Any, _method: str, event: EventDict) -> EventDict:
+    """timestamp, level, logger, event first: a human scanning JSON lines reads them first."""
+    ordered = {key: event[key] for key in _LEADING_FIELDS if key in event}
+    ordered.update((key, value) for key, value in event.items() if key not in ordered)
+    return ordered
 
 
 def _renderer(log_format: str) -> Processor:
@@ -55,7 +65,7 @@ def configure(
     shared = _shared_processors()
     final: list[Processor] = [structlog.stdlib.ProcessorFormatter.remove_processors_meta]
     if log_format == "json":
-        final.append(structlog.processors.dict_tracebacks)
+        final += [structlog.processors.dict_tracebacks, _leading_fields_first]
     final.append(_renderer(log_format))
     formatter = structlog.stdlib.ProcessorFormatter(foreign_pre_chain=shared, processors=final)
 

@@ -34,6 +34,7 @@ def test_structlog_lines_are_json_with_the_fields(stream: io.StringIO) -> None:
     assert line["duration"] == 0.25
     assert line["timestamp"].endswith("Z")
     assert "T" in line["timestamp"]
+    assert list(line)[:4] == ["timestamp", "level", "logger", "event"]
 
 
 def test_stdlib_logging_goes_through_the_same_processors(stream: io.StringIO) -> None:
