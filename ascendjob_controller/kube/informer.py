@@ -250,7 +250,9 @@ class Informer:
         self._streams_lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._started = False
-        self.last_sync_resource_version: dict[str | None, str] = {}
+        self.last_sync_resource_version: dict[str | None, str] = {}  # per scope, for tests
+        self.watch_restarts = 0  # how many watches were (re)opened, for tests and debugging
+        self.lists = 0  # how many full LISTs (sync + relists), likewise
 
     def __repr__(self) -> str:
         return f"Informer({self.resource.plural}, scopes={self._scopes}, sel={self.label_selector})"
@@ -337,6 +339,7 @@ class Informer:
 
     def _list_and_replace(self, scope: str | None) -> str:
         listed = self.client.list(self.resource, scope, label_selector=self.label_selector)
+        self.lists += 1
         items = [strip_for_cache(obj) for obj in listed.get("items") or []]
         rv = str((listed.get("metadata") or {}).get("resourceVersion") or "")
         self._replace(scope, items)
@@ -362,6 +365,7 @@ class Informer:
         )
         with self._streams_lock:
             self._streams[scope] = stream
+        self.watch_restarts += 1
         if self._stop.is_set():
             stream.close()
         started = time.monotonic()
@@ -376,6 +380,7 @@ class Informer:
                     self._apply(kind, strip_for_cache(obj))
                 if new_rv:
                     rv = new_rv
+                    self.last_sync_resource_version[scope] = rv
         finally:
             stream.close()
             with self._streams_lock:

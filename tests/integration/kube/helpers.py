@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
@@ -43,3 +44,81 @@ def rest_count(code: str, method: str, host: str) -> float:
         "rest_client_requests_total", {"code": code, "method": method, "host": host}
     )
     return value or 0.0
+
+
+class BlackholeProxy:
+    """A TCP proxy to the API server that can turn its open connections into dead ones.
+
+    `blackhole()` makes every connection open at that moment silently stop forwarding bytes in
+    both directions, without closing: exactly a half-dead TCP stream (a NAT that forgot us, a
+    node that vanished). Connections opened later work normally.
+    """
+
+    def __init__(self, upstream_port: int) -> None:
+        import socket
+
+        self._upstream = ("127.0.0.1", upstream_port)
+        self._server = socket.socket()
+        self._server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._server.bind(("127.0.0.1", 0))
+        self._server.listen(64)
+        self.port = self._server.getsockname()[1]
+        self._lock = threading.Lock()
+        self._conns: list[tuple[Any, Any, threading.Event]] = []
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _accept(self) -> None:
+        import socket
+
+        while not self._stopping.is_set():
+            try:
+                client, _ = self._server.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self._upstream)
+            dead = threading.Event()
+            with self._lock:
+                self._conns.append((client, upstream, dead))
+            for src, dst in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(src, dst, dead), daemon=True).start()
+
+    def _pump(self, src: Any, dst: Any, dead: threading.Event) -> None:
+        try:
+            while True:
+                data = src.recv(65536)
+                if not data:
+                    break
+                if dead.is_set():
+                    continue  # swallow: the peer never hears of it
+                dst.sendall(data)
+        except OSError:
+            pass
+        finally:
+            if not dead.is_set():
+                for sock in (src, dst):
+                    with contextlib.suppress(OSError):
+                        sock.close()
+
+    def blackhole(self) -> int:
+        with self._lock:
+            conns, self._conns = self._conns, []
+        for _, _, dead in conns:
+            dead.set()
+        self._dead = getattr(self, "_dead", []) + conns
+        return len(conns)
+
+    def close(self) -> None:
+        self._stopping.set()
+        self._server.close()
+        with self._lock:
+            conns = self._conns + getattr(self, "_dead", [])
+        for client, upstream, _ in conns:
+            for sock in (client, upstream):
+                with contextlib.suppress(OSError):
+                    sock.close()
