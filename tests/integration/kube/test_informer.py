@@ -145,7 +145,7 @@ def test_converges_after_dropped_watches(bare_cluster: Any, client: KubeClient) 
             watches = informer.watch_restarts
             bare_cluster.faults.drop_watches()
             client.create(CONFIGMAPS, ns, configmap(f"d{round_}"))
-            wait_for(lambda w=watches: informer.watch_restarts > w, what="a new watch")
+            wait_for(lambda: informer.watch_restarts > watches, what="a new watch")  # noqa: B023
             converges(client, ns, informer)
         assert informer.lists == lists_before, (
             "a dropped watch resumes from its resourceVersion, without a relist"
