@@ -45,6 +45,12 @@ def _leading_fields_first(_logger: Any, _method: str, event: EventDict) -> Event
     return ordered
 
 
+def _drop_formatter_fields(_logger: Any, _method: str, event: EventDict) -> EventDict:
+    """`logging.Formatter` leaves `message` on the record; it repeats `event`, so drop it."""
+    event.pop("message", None)
+    return event
+
+
 def _renderer(log_format: str) -> Processor:
     if log_format == "console":
         return structlog.dev.ConsoleRenderer(colors=False, sort_keys=False)
@@ -67,7 +73,8 @@ def configure(
     if log_format == "json":
         final += [structlog.processors.dict_tracebacks, _leading_fields_first]
     final.append(_renderer(log_format))
-    formatter = structlog.stdlib.ProcessorFormatter(foreign_pre_chain=shared, processors=final)
+    foreign: list[Processor] = [*shared, structlog.stdlib.ExtraAdder(), _drop_formatter_fields]
+    formatter = structlog.stdlib.ProcessorFormatter(foreign_pre_chain=foreign, processors=final)
 
     handler = logging.StreamHandler(stream if stream is not None else sys.stdout)
     handler.set_name(_HANDLER_NAME)

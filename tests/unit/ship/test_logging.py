@@ -49,6 +49,20 @@ def test_stdlib_logging_goes_through_the_same_processors(stream: io.StringIO) ->
     }
 
 
+def test_stdlib_extra_fields_are_kept(stream: io.StringIO) -> None:
+    logs.configure("json", "info", stream=stream)
+    logging.getLogger("ascendjob_controller.kube.runner").info(
+        "reconcile finished", extra={"key": "default/j1", "duration": 0.5}
+    )
+    [line] = lines(stream)
+    assert (line["event"], line["key"], line["duration"]) == (
+        "reconcile finished",
+        "default/j1",
+        0.5,
+    )
+    assert "message" not in line
+
+
 def test_level_filters_both_worlds(stream: io.StringIO) -> None:
     logs.configure("json", "warning", stream=stream)
     logs.get_logger("a").info("hidden")
