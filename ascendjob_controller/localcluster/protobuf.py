@@ -93,12 +93,13 @@ def _fields(data: bytes) -> list[tuple[int, int, Any]]:
     while pos < len(data):
         key, pos = _varint(data, pos)
         number, wire = key >> 3, key & 7
+        value: int | bytes
         if wire == 0:
             value, pos = _varint(data, pos)
         elif wire == 2:
             length, pos = _varint(data, pos)
             value = data[pos : pos + length]
-            if len(value) != length:
+            if len(data) < pos + length:
                 raise ProtobufError("truncated field")
             pos += length
         elif wire == 1:
