@@ -1,0 +1,626 @@
+"""A simulated kubelet (plus a one-line Volcano scheduler) that drives pods over HTTP.
+
+It is a client of the API server like any other, so everything it does is visible to
+watchers exactly as a real kubelet's writes would be: bind (spec.nodeName), then through the
+pods/status subresource Pending -> Running -> Succeeded/Failed, or an in-place container
+restart for OnFailure/Always. Each pod's script comes from its annotations:
+
+- `sim.acjob.local/run-seconds` (default 2): how long each run lasts.
+- `sim.acjob.local/exit-code` (default "0"): a comma list; the k-th run of a pod with that
+  namespace/name (an in-place restart or a re-created pod) exits with the k-th code, and the
+  last code repeats. The run counter survives pod deletion, which is what lets a test script
+  "fail once, then succeed" across a controller that re-creates pods.
+
+Any scheduling.volcano.sh PodGroup with no phase (or Pending) is moved to Inqueue.
+
+Threads: one watcher per resource keeps a cache current (LIST then WATCH, resuming from the
+last resourceVersion, relisting on 410); one driver applies due transitions every `poll`
+seconds. Errors are logged and retried; nothing kills the threads. stop() closes the watch
+sockets so it returns promptly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import logging
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+log = logging.getLogger(__name__)
+
+RUN_SECONDS_ANNOTATION = "sim.acjob.local/run-seconds"
+EXIT_CODE_ANNOTATION = "sim.acjob.local/exit-code"
+DEFAULT_RUN_SECONDS = 2.0
+HOST_IP = "172.18.0.2"
+PODGROUPS_PATH = "/apis/scheduling.volcano.sh/v1beta1/podgroups"
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_exit_codes(value: str | None) -> list[int]:
+    """ "137,0" -> [137, 0]; anything unreadable counts as 1 (a crash), empty as [0]."""
+    if not value or not value.strip():
+        return [0]
+    codes = []
+    for part in value.split(","):
+        part = part.strip()
+        if not part:
+            continue
+        try:
+            codes.append(int(part))
+        except ValueError:
+            codes.append(1)
+    return codes or [0]
+
+
+def parse_run_seconds(value: str | None) -> float:
+    try:
+        seconds = float(value) if value is not None else DEFAULT_RUN_SECONDS
+    except ValueError:
+        return DEFAULT_RUN_SECONDS
+    return max(0.0, seconds)
+
+
+def exit_code_for_run(codes: list[int], run_index: int) -> int:
+    return codes[min(run_index, len(codes) - 1)]
+
+
+def _key(pod: dict[str, Any]) -> str:
+    meta = pod.get("metadata") or {}
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+def _terminated(code: int, started: str, finished: str) -> dict[str, Any]:
+    return {
+        "exitCode": code,
+        "reason": "Completed" if code == 0 else "Error",
+        "startedAt": started,
+        "finishedAt": finished,
+    }
+
+
+@dataclass
+class _PodRun:
+    """What the kubelet knows about one pod (by uid) beyond the object itself."""
+
+    key: str
+    stage: str = "new"  # new -> bound -> running -> done
+    due: float = 0.0  # monotonic time of the next transition
+    run_index: int = 0  # which run (counted per namespace/name) is in progress
+    started_at: str = ""
+    restart_count: int = 0
+    last_terminated: dict[str, Any] | None = None
+    pod_ip: str = ""
+    start_time: str = ""
+
+
+class _Http:
+    """A tiny JSON-over-HTTP client, one connection per thread, reconnecting on errors."""
+
+    def __init__(self, api_url: str, timeout: float = 10.0) -> None:
+        parts = urlsplit(api_url)
+        self.https = parts.scheme == "https"
+        self.host = parts.hostname or "127.0.0.1"
+        self.port = parts.port or (443 if self.https else 80)
+        self.timeout = timeout
+        self._local = threading.local()
+
+    def connect(self, timeout: float | None = None) -> http.client.HTTPConnection:
+        t = self.timeout if timeout is None else timeout
+        if self.https:
+            ctx = ssl.create_default_context()
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+            return http.client.HTTPSConnection(self.host, self.port, timeout=t, context=ctx)
+        return http.client.HTTPConnection(self.host, self.port, timeout=t)
+
+    def request(
+        self, method: str, path: str, body: Any = None, content_type: str = "application/json"
+    ) -> tuple[int, Any]:
+        conn: http.client.HTTPConnection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self.connect()
+            self._local.conn = conn
+        payload = None if body is None else json.dumps(body).encode()
+        headers = {"Accept": "application/json"}
+        if payload is not None:
+            headers["Content-Type"] = content_type
+        try:
+            conn.request(method, path, body=payload, headers=headers)
+            resp = conn.getresponse()
+            raw = resp.read()
+        except (OSError, http.client.HTTPException):
+            conn.close()
+            self._local.conn = None
+            raise
+        try:
+            data = json.loads(raw) if raw else None
+        except ValueError:
+            data = None
+        return resp.status, data
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+
+@dataclass
+class _Watcher:
+    """LIST+WATCH of one collection into a callback; survives errors, 410s and stream ends."""
+
+    client: _Http
+    path: str
+    on_event: Callable[[str, dict[str, Any]], None]
+    on_relist: Callable[[list[dict[str, Any]]], None]
+    stopping: threading.Event
+    name: str
+    _conn: http.client.HTTPConnection | None = field(default=None, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+
+    def interrupt(self) -> None:
+        with self._lock:
+            conn = self._conn
+        if conn is not None and conn.sock is not None:
+            with contextlib.suppress(OSError):
+                conn.sock.shutdown(socket.SHUT_RDWR)
+
+    def run(self) -> None:
+        rv = ""
+        while not self.stopping.is_set():
+            try:
+                if not rv:
+                    rv = self._list()
+                    if not rv:
+                        self.stopping.wait(1.0)  # e.g. the PodGroup CRD is not installed
+                        continue
+                rv = self._watch(rv)
+            except Exception as err:  # the loop must survive anything
+                if not self.stopping.is_set():
+                    log.warning("kubelet %s watcher error, retrying: %s", self.name, err)
+                    self.stopping.wait(0.5)
+
+    def _list(self) -> str:
+        status, data = self.client.request("GET", self.path)
+        if status != 200 or not isinstance(data, dict):
+            if status != 404:
+                log.warning("kubelet %s list failed: %s", self.name, status)
+            return ""
+        self.on_relist(list(data.get("items") or []))
+        return str((data.get("metadata") or {}).get("resourceVersion") or "")
+
+    def _watch(self, rv: str) -> str:
+        """Stream events until the server ends the watch; return the rv to resume from
+        ("" to relist)."""
+        conn = self.client.connect(timeout=None)
+        with self._lock:
+            self._conn = conn
+        try:
+            query = f"?watch=1&allowWatchBookmarks=true&timeoutSeconds=60&resourceVersion={rv}"
+            conn.request("GET", self.path + query, headers={"Accept": "application/json"})
+            resp = conn.getresponse()
+            if resp.status != 200:
+                resp.read()
+                return "" if resp.status == 410 else rv
+            while not self.stopping.is_set():
+                line = resp.readline()
+                if not line:
+                    return rv
+                line = line.strip()
+                if not line:
+                    continue
+                event = json.loads(line)
+                kind, obj = event.get("type"), event.get("object") or {}
+                if kind == "ERROR":
+                    return ""  # 410 Expired or another failure: relist
+                new_rv = (obj.get("metadata") or {}).get("resourceVersion")
+                if new_rv:
+                    rv = str(new_rv)
+                if kind in ("ADDED", "MODIFIED", "DELETED"):
+                    self.on_event(kind, obj)
+            return rv
+        finally:
+            with self._lock:
+                self._conn = None
+            conn.close()
+
+
+class SimulatedKubelet:
+    """Runs every pod on one simulated node; see the module docstring for the script."""
+
+    def __init__(
+        self,
+        api_url: str,
+        node_name: str = "local-node-1",
+        poll: float = 0.05,
+        start_delay: float = 0.1,
+    ) -> None:
+        self.api_url = api_url.rstrip("/")
+        self.node_name = node_name
+        self.poll = poll
+        self.start_delay = start_delay
+        self._http = _Http(self.api_url)
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._pods: dict[str, dict[str, Any]] = {}  # uid -> latest pod object
+        self._runs: dict[str, _PodRun] = {}  # uid -> simulation state
+        self._run_counts: dict[str, int] = {}  # namespace/name -> runs started so far
+        self._podgroups: dict[str, dict[str, Any]] = {}  # uid -> pending podgroup
+        self._next_ip = 0
+        self._wake = threading.Event()
+        self._threads: list[threading.Thread] = []
+        self._watchers = [
+            _Watcher(
+                self._http,
+                "/api/v1/pods",
+                self._on_pod_event,
+                self._on_pod_relist,
+                self._stopping,
+                "pods",
+            ),
+            _Watcher(
+                self._http,
+                PODGROUPS_PATH,
+                self._on_podgroup_event,
+                self._on_podgroup_relist,
+                self._stopping,
+                "podgroups",
+            ),
+        ]
+
+    # --- lifecycle -------------------------------------------------------------------------
+    def start(self) -> None:
+        self._stopping.clear()
+        for watcher in self._watchers:
+            t = threading.Thread(target=watcher.run, name=f"kubelet-{watcher.name}", daemon=True)
+            t.start()
+            self._threads.append(t)
+        t = threading.Thread(target=self._drive_loop, name="kubelet-driver", daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._wake.set()
+        for watcher in self._watchers:
+            watcher.interrupt()
+        deadline = time.monotonic() + 2.0
+        for t in self._threads:
+            t.join(timeout=max(0.0, deadline - time.monotonic()))
+        self._threads = []
+        self._http.close()
+
+    def runs_started(self, namespace: str, name: str) -> int:
+        """How many runs the pod namespace/name has had (for tests)."""
+        with self._lock:
+            return self._run_counts.get(f"{namespace}/{name}", 0)
+
+    # --- cache updates (watcher threads) ---------------------------------------------------
+    def _on_pod_relist(self, pods: list[dict[str, Any]]) -> None:
+        with self._lock:
+            seen = set()
+            for pod in pods:
+                uid = (pod.get("metadata") or {}).get("uid")
+                if uid:
+                    seen.add(uid)
+                    self._track(uid, pod)
+            for uid in list(self._pods):
+                if uid not in seen:
+                    self._forget(uid)
+        self._wake.set()
+
+    def _on_pod_event(self, kind: str, pod: dict[str, Any]) -> None:
+        uid = (pod.get("metadata") or {}).get("uid")
+        if not uid:
+            return
+        with self._lock:
+            if kind == "DELETED":
+                self._forget(uid)
+            else:
+                self._track(uid, pod)
+        self._wake.set()
+
+    def _track(self, uid: str, pod: dict[str, Any]) -> None:
+        """Remember a pod we should drive (caller holds the lock)."""
+        meta = pod.get("metadata") or {}
+        spec = pod.get("spec") or {}
+        phase = (pod.get("status") or {}).get("phase")
+        if meta.get("deletionTimestamp"):
+            self._forget(uid)
+            return
+        node = spec.get("nodeName")
+        if node and node != self.node_name:
+            return  # somebody else's pod
+        self._pods[uid] = pod
+        if uid in self._runs:
+            return
+        if phase in ("Succeeded", "Failed"):
+            self._runs[uid] = _PodRun(key=_key(pod), stage="done")
+            return
+        run = _PodRun(key=_key(pod), due=time.monotonic())
+        if node == self.node_name and phase == "Running":
+            # We restarted while the pod ran: give it a fresh run from now.
+            run.stage = "bound"
+        self._runs[uid] = run
+
+    def _forget(self, uid: str) -> None:
+        self._pods.pop(uid, None)
+        self._runs.pop(uid, None)
+
+    def _on_podgroup_relist(self, groups: list[dict[str, Any]]) -> None:
+        with self._lock:
+            self._podgroups = {}
+            for pg in groups:
+                self._note_podgroup(pg)
+        self._wake.set()
+
+    def _on_podgroup_event(self, kind: str, pg: dict[str, Any]) -> None:
+        with self._lock:
+            uid = (pg.get("metadata") or {}).get("uid", "")
+            if kind == "DELETED":
+                self._podgroups.pop(uid, None)
+            else:
+                self._note_podgroup(pg)
+        self._wake.set()
+
+    def _note_podgroup(self, pg: dict[str, Any]) -> None:
+        meta = pg.get("metadata") or {}
+        phase = (pg.get("status") or {}).get("phase")
+        uid = meta.get("uid", "")
+        if phase in (None, "", "Pending") and not meta.get("deletionTimestamp"):
+            self._podgroups[uid] = pg
+        else:
+            self._podgroups.pop(uid, None)
+
+    # --- driving (driver thread) -----------------------------------------------------------
+    def _drive_loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                self._drive_once()
+            except Exception as err:  # the loop must survive anything
+                log.warning("kubelet driver error, continuing: %s", err)
+            self._wake.wait(self.poll)
+            self._wake.clear()
+
+    def _drive_once(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            due = [
+                (uid, self._pods[uid], run)
+                for uid, run in self._runs.items()
+                if run.stage != "done" and run.due <= now and uid in self._pods
+            ]
+            groups = list(self._podgroups.values())
+        for pg in groups:
+            if self._stopping.is_set():
+                return
+            self._enqueue_podgroup(pg)
+        for uid, pod, run in due:
+            if self._stopping.is_set():
+                return
+            try:
+                self._step(uid, pod, run)
+            except (OSError, http.client.HTTPException) as err:
+                log.warning("kubelet: pod %s: %s; will retry", run.key, err)
+                run.due = time.monotonic() + 0.2
+
+    def _enqueue_podgroup(self, pg: dict[str, Any]) -> None:
+        meta = pg.get("metadata") or {}
+        path = (
+            f"/apis/scheduling.volcano.sh/v1beta1/namespaces/{quote(meta.get('namespace', ''))}"
+            f"/podgroups/{quote(meta.get('name', ''))}/status"
+        )
+        body = {"status": {"phase": "Inqueue"}}
+        try:
+            status, _ = self._http.request("PATCH", path, body, "application/merge-patch+json")
+        except (OSError, http.client.HTTPException) as err:
+            log.warning("kubelet: podgroup %s: %s", meta.get("name"), err)
+            return
+        if status == 404:
+            with self._lock:
+                self._podgroups.pop(meta.get("uid", ""), None)
+        elif status >= 300:
+            log.warning("kubelet: podgroup %s status patch got %s", meta.get("name"), status)
+        else:
+            with self._lock:
+                self._podgroups.pop(meta.get("uid", ""), None)
+
+    def _pod_path(self, pod: dict[str, Any], status: bool) -> str:
+        meta = pod.get("metadata") or {}
+        namespace, name = quote(meta.get("namespace", "")), quote(meta.get("name", ""))
+        path = f"/api/v1/namespaces/{namespace}/pods/{name}"
+        return path + "/status" if status else path
+
+    def _patch(self, pod: dict[str, Any], body: dict[str, Any], status: bool, run: _PodRun) -> bool:
+        code, _ = self._http.request(
+            "PATCH", self._pod_path(pod, status), body, "application/merge-patch+json"
+        )
+        if code == 404:
+            with self._lock:
+                run.stage = "done"  # gone; the DELETED event will clean up
+            return False
+        if code >= 300:
+            log.warning("kubelet: pod %s patch got %s; will retry", run.key, code)
+            run.due = time.monotonic() + 0.2
+            return False
+        return True
+
+    def _step(self, uid: str, pod: dict[str, Any], run: _PodRun) -> None:
+        if run.stage == "new":
+            unbound = (pod.get("spec") or {}).get("nodeName") != self.node_name
+            if unbound and not self._patch(pod, {"spec": {"nodeName": self.node_name}}, False, run):
+                return
+            run.stage = "bound"
+            run.due = time.monotonic() + self.start_delay
+            with self._lock:
+                self._next_ip += 1
+                n = self._next_ip
+            run.pod_ip = f"10.244.{(n // 250) % 256}.{n % 250 + 2}"
+            run.start_time = now_rfc3339()
+            self._patch(pod, self._pending_status(pod, run), True, run)
+            return
+        if run.stage == "bound":
+            self._start_run(pod, run)
+            return
+        if run.stage == "running":
+            self._finish_run(pod, run)
+
+    def _container_names(self, pod: dict[str, Any], field_name: str = "containers") -> list[str]:
+        return [str(c.get("name", "")) for c in (pod.get("spec") or {}).get(field_name) or []]
+
+    def _base_status(self, run: _PodRun) -> dict[str, Any]:
+        return {
+            "hostIP": HOST_IP,
+            "hostIPs": [{"ip": HOST_IP}],
+            "podIP": run.pod_ip,
+            "podIPs": [{"ip": run.pod_ip}],
+            "startTime": run.start_time or now_rfc3339(),
+        }
+
+    def _conditions(self, ready: bool, reason: str = "") -> list[dict[str, Any]]:
+        stamp = now_rfc3339()
+
+        def cond(type_: str, ok: bool) -> dict[str, Any]:
+            c: dict[str, Any] = {
+                "type": type_,
+                "status": "True" if ok else "False",
+                "lastProbeTime": None,
+                "lastTransitionTime": stamp,
+            }
+            if not ok and reason:
+                c["reason"] = reason
+            return c
+
+        return [
+            cond("PodReadyToStartContainers", True),
+            cond("Initialized", True),
+            cond("Ready", ready),
+            cond("ContainersReady", ready),
+            cond("PodScheduled", True),
+        ]
+
+    def _init_statuses(self, pod: dict[str, Any], run: _PodRun) -> list[dict[str, Any]]:
+        stamp = run.start_time or now_rfc3339()
+        return [
+            {
+                "name": name,
+                "ready": True,
+                "restartCount": 0,
+                "image": "",
+                "imageID": "",
+                "state": {"terminated": _terminated(0, stamp, stamp)},
+            }
+            for name in self._container_names(pod, "initContainers")
+        ]
+
+    def _pending_status(self, pod: dict[str, Any], run: _PodRun) -> dict[str, Any]:
+        status = self._base_status(run)
+        status["phase"] = "Pending"
+        status["conditions"] = self._conditions(False, "ContainersNotReady")
+        status["containerStatuses"] = [
+            {
+                "name": name,
+                "ready": False,
+                "started": False,
+                "restartCount": 0,
+                "image": self._image(pod, name),
+                "imageID": "",
+                "state": {"waiting": {"reason": "ContainerCreating"}},
+            }
+            for name in self._container_names(pod)
+        ]
+        if self._container_names(pod, "initContainers"):
+            status["initContainerStatuses"] = self._init_statuses(pod, run)
+        return {"status": status}
+
+    def _image(self, pod: dict[str, Any], name: str) -> str:
+        for c in (pod.get("spec") or {}).get("containers") or []:
+            if c.get("name") == name:
+                return str(c.get("image", ""))
+        return ""
+
+    def _running_status(self, pod: dict[str, Any], run: _PodRun) -> dict[str, Any]:
+        status = self._base_status(run)
+        status["phase"] = "Running"
+        status["conditions"] = self._conditions(True)
+        statuses = []
+        for name in self._container_names(pod):
+            cs: dict[str, Any] = {
+                "name": name,
+                "ready": True,
+                "started": True,
+                "restartCount": run.restart_count,
+                "image": self._image(pod, name),
+                "imageID": "",
+                "containerID": f"sim://{run.key}/{name}/{run.run_index}",
+                "state": {"running": {"startedAt": run.started_at}},
+                "lastState": {"terminated": run.last_terminated} if run.last_terminated else {},
+            }
+            statuses.append(cs)
+        status["containerStatuses"] = statuses
+        if self._container_names(pod, "initContainers"):
+            status["initContainerStatuses"] = self._init_statuses(pod, run)
+        return {"status": status}
+
+    def _start_run(self, pod: dict[str, Any], run: _PodRun) -> None:
+        with self._lock:
+            run.run_index = self._run_counts.get(run.key, 0)
+            self._run_counts[run.key] = run.run_index + 1
+        run.started_at = now_rfc3339()
+        annotations = (pod.get("metadata") or {}).get("annotations") or {}
+        seconds = parse_run_seconds(annotations.get(RUN_SECONDS_ANNOTATION))
+        run.stage = "running"
+        run.due = time.monotonic() + seconds
+        if not self._patch(pod, self._running_status(pod, run), True, run):
+            # Retry the start later without consuming another run.
+            with self._lock:
+                self._run_counts[run.key] = run.run_index
+            if run.stage != "done":
+                run.stage = "bound"
+
+    def _finish_run(self, pod: dict[str, Any], run: _PodRun) -> None:
+        annotations = (pod.get("metadata") or {}).get("annotations") or {}
+        codes = parse_exit_codes(annotations.get(EXIT_CODE_ANNOTATION))
+        code = exit_code_for_run(codes, run.run_index)
+        policy = (pod.get("spec") or {}).get("restartPolicy") or "Always"
+        finished = now_rfc3339()
+        terminated = _terminated(code, run.started_at, finished)
+        restart = policy == "Always" or (policy == "OnFailure" and code != 0)
+        if restart:
+            run.restart_count += 1
+            run.last_terminated = terminated
+            self._start_run(pod, run)
+            return
+        status = self._base_status(run)
+        status["phase"] = "Succeeded" if code == 0 else "Failed"
+        status["conditions"] = self._conditions(False, "PodCompleted" if code == 0 else "PodFailed")
+        status["containerStatuses"] = [
+            {
+                "name": name,
+                "ready": False,
+                "started": False,
+                "restartCount": run.restart_count,
+                "image": self._image(pod, name),
+                "imageID": "",
+                "containerID": f"sim://{run.key}/{name}/{run.run_index}",
+                "state": {"terminated": terminated},
+                "lastState": {"terminated": run.last_terminated} if run.last_terminated else {},
+            }
+            for name in self._container_names(pod)
+        ]
+        if self._container_names(pod, "initContainers"):
+            status["initContainerStatuses"] = self._init_statuses(pod, run)
+        if self._patch(pod, {"status": status}, True, run):
+            run.stage = "done"
