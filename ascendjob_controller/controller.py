@@ -1,0 +1,312 @@
+"""Wiring: informers -> work queue -> workers -> reconciler, and the process lifecycle.
+
+`AscendJobController` is the in-process unit (used by `run`, the demo and the tests); `run`
+adds what a deployed process needs around it: fail-fast checks, the metrics and health
+servers, leader election and signal handling.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import socket
+import threading
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
+
+import structlog
+
+from ascendjob_controller import metrics
+from ascendjob_controller.job import plan as planning
+from ascendjob_controller.job.types import JOB_NAME_LABEL
+from ascendjob_controller.kube.client import (
+    ASCENDJOBS,
+    PODGROUPS,
+    PODS,
+    SERVICES,
+    ApiError,
+    KubeClient,
+    is_not_found,
+)
+from ascendjob_controller.kube.events import EventRecorder
+from ascendjob_controller.kube.expectations import Expectations
+from ascendjob_controller.kube.informer import (
+    DeletedFinalStateUnknown,
+    IndexFunc,
+    Informer,
+    InformerFactory,
+    object_key,
+)
+from ascendjob_controller.kube.leaderelection import LeaderElector
+from ascendjob_controller.kube.runner import Runner
+from ascendjob_controller.kube.workqueue import RateLimitingQueue
+from ascendjob_controller.reconciler import (
+    JOB_INDEX,
+    JobReconciler,
+    child_key,
+    index_by_job,
+    owning_job_key,
+)
+
+log = structlog.get_logger("ascendjob_controller.controller")
+
+QUEUE_NAME = "ascendjob"
+
+
+@dataclass(frozen=True)
+class ControllerOptions:
+    namespaces: tuple[str, ...] = ()
+    workers: int = 4
+    gang_scheduling: bool = True
+    plan_options: planning.PlanOptions = field(default_factory=planning.PlanOptions)
+
+
+def _unwrap(obj: dict[str, Any] | DeletedFinalStateUnknown) -> dict[str, Any]:
+    return obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
+
+
+class AscendJobController:
+    """Informers, queue, reconciler and workers for AscendJobs; start() and stop() it."""
+
+    def __init__(self, client: KubeClient, options: ControllerOptions | None = None) -> None:
+        self.options = options or ControllerOptions()
+        self.client = client
+        namespaces = list(self.options.namespaces) or None
+        self.factory = InformerFactory(client, namespaces=namespaces)
+        self.jobs = self.factory.informer(ASCENDJOBS)
+        child_indexers: dict[str, IndexFunc] = {JOB_INDEX: index_by_job}
+        self.pods = self.factory.informer(
+            PODS, label_selector=JOB_NAME_LABEL, indexers=child_indexers
+        )
+        self.services = self.factory.informer(
+            SERVICES, label_selector=JOB_NAME_LABEL, indexers=child_indexers
+        )
+        self.podgroups: Informer | None = (
+            self.factory.informer(PODGROUPS) if self.options.gang_scheduling else None
+        )
+        self.queue = RateLimitingQueue(QUEUE_NAME)
+        self.expectations = Expectations()
+        self.recorder = EventRecorder(client)
+        self.reconciler = JobReconciler(
+            client,
+            self.jobs,
+            self.pods,
+            self.services,
+            self.podgroups,
+            self.expectations,
+            self.recorder,
+            # Without a PodGroup informer the plan must not wait for a PodGroup it cannot see.
+            dataclasses.replace(
+                self.options.plan_options, gang_scheduling_enabled=self.options.gang_scheduling
+            ),
+        )
+        informers = [self.jobs, self.pods, self.services]
+        if self.podgroups is not None:
+            informers.append(self.podgroups)
+        self.informers = informers
+        self.runner = Runner(
+            QUEUE_NAME,
+            self.queue,
+            self.reconciler.reconcile,
+            workers=self.options.workers,
+            informers=informers,
+            controller_label=metrics.CONTROLLER_NAME,
+        )
+        self._register_handlers()
+        self._informers_started = False
+
+    # -- event handlers: everything maps to a job key -------------------------------------------
+
+    def _register_handlers(self) -> None:
+        self.jobs.add_event_handler(
+            on_add=lambda obj: self.queue.add(object_key(obj)),
+            on_update=self._job_updated,
+            on_delete=self._job_deleted,
+        )
+        for informer in (self.pods, self.services):
+            informer.add_event_handler(
+                on_add=self._child_added,
+                on_update=self._child_updated,
+                on_delete=self._child_deleted,
+            )
+        if self.podgroups is not None:
+            self.podgroups.add_event_handler(
+                on_add=self._child_added,
+                on_update=self._child_updated,
+                on_delete=self._child_deleted,
+            )
+
+    def _job_updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        if old.get("metadata", {}).get("resourceVersion") == new.get("metadata", {}).get(
+            "resourceVersion"
+        ):
+            return  # a resync: nothing changed on the server, deadlines have their own requeues
+        self.queue.add(object_key(new))
+
+    def _job_deleted(self, obj: dict[str, Any] | DeletedFinalStateUnknown) -> None:
+        job = _unwrap(obj)
+        self.reconciler.job_deleted(job)
+        self.queue.add(object_key(job))
+
+    def _child_added(self, obj: dict[str, Any]) -> None:
+        job_key = owning_job_key(obj)
+        if job_key is None:
+            return
+        self.expectations.creation_observed(job_key, child_key(obj))
+        self.queue.add(job_key)
+
+    def _child_updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        if old.get("metadata", {}).get("resourceVersion") == new.get("metadata", {}).get(
+            "resourceVersion"
+        ):
+            return
+        old_key, new_key = owning_job_key(old), owning_job_key(new)
+        if old_key is not None and old_key != new_key:
+            self.queue.add(old_key)
+        if new_key is not None:
+            self.queue.add(new_key)
+
+    def _child_deleted(self, obj: dict[str, Any] | DeletedFinalStateUnknown) -> None:
+        child = _unwrap(obj)
+        job_key = owning_job_key(child)
+        if job_key is None:
+            return
+        self.expectations.deletion_observed(job_key, child_key(child))
+        self.queue.add(job_key)
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start_informers(self) -> None:
+        """Warm the caches; safe to call before leadership is won."""
+        if not self._informers_started:
+            self._informers_started = True
+            self.recorder.start()
+            self.factory.start()
+
+    def has_synced(self) -> bool:
+        return all(informer.has_synced() for informer in self.informers)
+
+    def start(self) -> None:
+        """Start informers (if needed) and the workers; workers begin once the caches sync."""
+        metrics.init_controller_metrics()
+        self.start_informers()
+        self.runner.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop taking keys, let in-flight reconciles finish in `timeout`, then stop the rest."""
+        self.runner.stop(timeout)
+        self.factory.stop()
+        self.recorder.stop()
+
+
+# -- the `run` subcommand -----------------------------------------------------------------------
+
+
+class StartupError(Exception):
+    """The controller cannot start: no API server, or the CRD is not installed."""
+
+
+def check_cluster(client: KubeClient) -> None:
+    """Fail fast with a clear message instead of crash-looping on a misconfigured cluster."""
+    try:
+        client.list(ASCENDJOBS, None, limit=1)
+    except ApiError as err:
+        if is_not_found(err):
+            raise StartupError(
+                "the AscendJob CRD (ascendjobs.mindxdl.gitee.com) is not installed: "
+                "kubectl apply -f manifests/crd/"
+            ) from err
+        raise StartupError(f"the API server refused the AscendJob list: {err}") from err
+    except Exception as err:
+        raise StartupError(f"cannot reach the API server: {err}") from err
+
+
+def run(config: Any) -> int:
+    """Run the controller until SIGTERM/SIGINT; returns the process exit code."""
+    from ascendjob_controller import health
+
+    try:
+        client = KubeClient.auto(
+            config.kubeconfig, qps=config.kube_api_qps, burst=config.kube_api_burst
+        )
+        check_cluster(client)
+    except StartupError as err:
+        log.error("startup_failed", error=str(err))
+        return 1
+    except Exception as err:
+        log.error("startup_failed", error=str(err))
+        return 1
+
+    controller = AscendJobController(
+        client,
+        ControllerOptions(
+            namespaces=tuple(config.namespaces or ()),
+            workers=config.workers,
+            gang_scheduling=config.enable_gang_scheduling,
+        ),
+    )
+    stop = threading.Event()
+    lost_lease = threading.Event()
+    elector: LeaderElector | None = None
+    checks = health.HealthChecks()
+    checks.add_ready("informers-synced", controller.has_synced)
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        log.info("signal_received", signal=signal.Signals(signum).name)
+        checks.begin_shutdown()  # leave the Service before the workers stop
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    servers = health.start_servers(
+        config.metrics_bind_address, config.health_probe_bind_address, checks
+    )
+    metrics.init_controller_metrics()
+    controller.start_informers()
+
+    if config.leader_elect:
+        identity = f"{socket.gethostname()}_{os.getpid()}"
+
+        def started_leading() -> None:
+            log.info("leader_started", identity=identity)
+            controller.start()
+
+        def stopped_leading() -> None:
+            if not stop.is_set():
+                log.error("leader_lost", identity=identity)
+                lost_lease.set()
+                stop.set()
+
+        elector = LeaderElector(
+            client,
+            config.leader_election_namespace,
+            config.leader_election_id,
+            identity,
+            lease_duration=config.leader_election_lease_duration,
+            renew_deadline=config.leader_election_renew_deadline,
+            retry_period=config.leader_election_retry_period,
+            on_started_leading=started_leading,
+            on_stopped_leading=stopped_leading,
+        )
+        elector_thread = threading.Thread(
+            target=elector.run, args=(stop,), name="leader-election", daemon=True
+        )
+        elector_thread.start()
+    else:
+        controller.start()
+
+    log.info("controller_started", workers=config.workers, leader_elect=config.leader_elect)
+    stop.wait()
+    checks.begin_shutdown()
+    log.info("controller_stopping")
+    # A lost lease stops work at once: another replica may already be leading.
+    controller.stop(0.0 if lost_lease.is_set() else config.graceful_shutdown_timeout)
+    if elector is not None:
+        elector.release()
+    for server in servers:
+        server.stop()
+    log.info("controller_stopped", lost_lease=lost_lease.is_set())
+    return 1 if lost_lease.is_set() else 0

@@ -1,0 +1,404 @@
+"""Executes the AscendJob plan: read the caches, call `job.plan.plan`, carry out what it says.
+
+Every decision lives in the pure `job/` package; this module only does I/O, in this order:
+adoptions, creates (Service and PodGroup come first in the plan), deletes, the status write,
+events, and finally a TTL deletion of the job itself. Reads come from the informer caches
+only; the one read from the API server is none at all in steady state.
+
+Expectations guard against a stale cache: before a create or delete we record the child we
+expect to see, the pod/service informers mark it observed, and until every expectation of a
+job is met (or has expired) the job is not re-planned, so a lagging cache can never make us
+create the same pod twice. Deterministic child names are the second guard: a create of an
+existing name gets 409 AlreadyExists rather than a duplicate.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter as CountOf
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+
+from ascendjob_controller import metrics
+from ascendjob_controller.job import plan as planning
+from ascendjob_controller.job.desired import owner_reference
+from ascendjob_controller.job.types import (
+    CREATED,
+    FAILED,
+    FRAMEWORK_LABEL,
+    JOB_NAME_LABEL,
+    RESTARTING,
+    RUNNING,
+    SUCCEEDED,
+    parse_job,
+)
+from ascendjob_controller.kube.client import (
+    ASCENDJOBS,
+    PODGROUPS,
+    PODS,
+    SERVICES,
+    KubeClient,
+    Resource,
+    is_already_exists,
+    is_conflict,
+    is_not_found,
+)
+from ascendjob_controller.kube.events import EventRecorder
+from ascendjob_controller.kube.expectations import Expectations
+from ascendjob_controller.kube.informer import Informer
+from ascendjob_controller.kube.runner import Result
+
+log = structlog.get_logger("ascendjob_controller.reconciler")
+
+ALL_STATES = (CREATED, RUNNING, RESTARTING, SUCCEEDED, FAILED)
+
+JOB_INDEX = "job"  # pods/services indexed by "<namespace>/<job-name label>"
+
+_RESOURCE_BY_KIND: dict[str, Resource] = {"Pod": PODS, "Service": SERVICES, "PodGroup": PODGROUPS}
+
+
+class ReconcileError(Exception):
+    """Some writes of a reconcile failed; the key is retried with back-off."""
+
+
+def child_key(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata", {})
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+
+
+def controller_ref(obj: dict[str, Any]) -> dict[str, Any] | None:
+    for ref in obj.get("metadata", {}).get("ownerReferences") or ():
+        if ref.get("controller"):
+            return dict(ref)
+    return None
+
+
+def owning_job_key(obj: dict[str, Any]) -> str | None:
+    """The job key of a child: its AscendJob controller, else (orphans) its job-name label."""
+    meta = obj.get("metadata", {})
+    ref = controller_ref(obj)
+    if ref is not None:
+        if ref.get("kind") != ASCENDJOBS.kind or not str(ref.get("apiVersion", "")).startswith(
+            ASCENDJOBS.group + "/"
+        ):
+            return None
+        return f"{meta.get('namespace', '')}/{ref.get('name', '')}"
+    job_name = (meta.get("labels") or {}).get(JOB_NAME_LABEL)
+    return f"{meta.get('namespace', '')}/{job_name}" if job_name else None
+
+
+@dataclass
+class JobStates:
+    """The `ascendjob_jobs{state}` gauge, kept as a map key -> state so deletes stay exact."""
+
+    _states: dict[str, str]
+    _lock: threading.Lock
+
+    @classmethod
+    def new(cls) -> JobStates:
+        return cls({}, threading.Lock())
+
+    def set(self, key: str, state: str | None) -> None:
+        with self._lock:
+            if state is None:
+                self._states.pop(key, None)
+            else:
+                self._states[key] = state
+            counts = CountOf(self._states.values())
+            for name in ALL_STATES:
+                metrics.JOBS.labels(state=name).set(counts.get(name, 0))
+
+
+class JobReconciler:
+    """`reconcile(key) -> Result`, the controller-runtime shape, for AscendJobs."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        jobs: Informer,
+        pods: Informer,
+        services: Informer,
+        podgroups: Informer | None,
+        expectations: Expectations,
+        recorder: EventRecorder,
+        options: planning.PlanOptions | None = None,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._client = client
+        self._jobs = jobs
+        self._pods = pods
+        self._services = services
+        self._podgroups = podgroups
+        self._expectations = expectations
+        self._recorder = recorder
+        self._options = options or planning.PlanOptions()
+        self._now = now
+        self.job_states = JobStates.new()
+
+    # -- the reconcile loop -------------------------------------------------------------------
+
+    def reconcile(self, key: str) -> Result:
+        started = time.monotonic()
+        job = self._jobs.store.get(key)
+        namespace, _, name = key.partition("/")
+        bound = log.bind(namespace=namespace, name=name)
+        if job is None:
+            self._expectations.forget(key)
+            self.job_states.set(key, None)
+            bound.debug("job_gone")
+            return Result()
+        bound = bound.bind(uid=job["metadata"].get("uid"))
+        if not self._expectations.satisfied(key):
+            bound.debug("expectations_pending")
+            return Result()
+
+        children = self._children(job)
+        plan = planning.plan(
+            job,
+            children["Pod"],
+            children["Service"],
+            self._podgroup_of(job),
+            self._now(),
+            self._options,
+        )
+        failures = self._execute(job, plan, bound)
+        self.job_states.set(key, plan.state)
+        bound.info(
+            "reconciled",
+            state=plan.state,
+            creates=len(plan.creates),
+            deletes=len(plan.deletes),
+            status_written=plan.status is not None,
+            requeue_after=plan.requeue_after,
+            duration_ms=round((time.monotonic() - started) * 1000, 2),
+        )
+        if failures:
+            raise ReconcileError("; ".join(failures))
+        return Result(requeue_after=plan.requeue_after)
+
+    # -- reading the caches ----------------------------------------------------------------------
+
+    def _children(self, job: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+        """Every cached child carrying the job's name label, whoever controls it.
+
+        The plan sorts them into ours, orphans to adopt and foreign ones it must leave alone
+        (and whose names it must not try to create).
+        """
+        meta = job["metadata"]
+        index_value = f"{meta['namespace']}/{meta['name']}"
+        return {
+            "Pod": self._pods.store.by_index(JOB_INDEX, index_value),
+            "Service": self._services.store.by_index(JOB_INDEX, index_value),
+        }
+
+    def _podgroup_of(self, job: dict[str, Any]) -> dict[str, Any] | None:
+        if self._podgroups is None:
+            return None
+        meta = job["metadata"]
+        return self._podgroups.store.get(f"{meta['namespace']}/{meta['name']}-{meta.get('uid')}")
+
+    # -- carrying out the plan ---------------------------------------------------------------
+
+    def _execute(self, job: dict[str, Any], plan: planning.Plan, bound: Any) -> list[str]:
+        key = child_key(job)
+        labels = self._metric_labels(job)
+        failures: list[str] = []
+
+        for ref in plan.adopts:
+            failures.extend(self._adopt(job, ref, bound))
+
+        if plan.creates:
+            self._expectations.expect_creations(key, [child_key(body) for body in plan.creates])
+        for body in plan.creates:
+            failures.extend(self._create(job, body, labels, bound))
+
+        deletes = [(ref, False) for ref in plan.deletes]
+        deletes += [(ref, True) for ref in plan.force_deletes]
+        if deletes:
+            self._expectations.expect_deletions(
+                key, [f"{ref.namespace}/{ref.name}" for ref, _ in deletes]
+            )
+        for ref, force in deletes:
+            failures.extend(self._delete_child(job, ref, labels, bound, force=force))
+
+        if plan.restarted:
+            metrics.JOBS_RESTARTED.labels(**labels).inc(plan.restarted)
+
+        if plan.status is not None:
+            failures.extend(self._write_status(job, plan, labels, bound))
+
+        for event in plan.events:
+            self._emit(job, event)
+
+        if plan.delete_job and not failures:
+            failures.extend(self._delete_job(job, bound))
+        return failures
+
+    def _create(
+        self, job: dict[str, Any], body: dict[str, Any], labels: dict[str, str], bound: Any
+    ) -> list[str]:
+        key, ckey = child_key(job), child_key(body)
+        kind = body.get("kind", "")
+        resource = _RESOURCE_BY_KIND[kind]
+        try:
+            self._client.create(resource, body["metadata"]["namespace"], body)
+        except Exception as err:
+            # Nothing new will arrive through the informer for this child: lower the expectation.
+            self._expectations.creation_observed(key, ckey)
+            if is_already_exists(err):
+                bound.info("child_exists", kind=kind, child=ckey)
+                return []
+            bound.warning("create_failed", kind=kind, child=ckey, error=str(err))
+            if kind == "Pod":
+                self._recorder.event(
+                    job,
+                    "Warning",
+                    "FailedCreatePod",
+                    f"Error creating pod {ckey}: {_api_message(err)}",
+                )
+            return [f"create {kind} {ckey}: {err}"]
+        bound.info("child_created", kind=kind, child=ckey)
+        if kind == "Pod":
+            metrics.PODS_CREATED.labels(**labels).inc()
+        self._emit(job, planning.event_for_create(body))
+        return []
+
+    def _delete_child(
+        self,
+        job: dict[str, Any],
+        ref: planning.ChildRef,
+        labels: dict[str, str],
+        bound: Any,
+        *,
+        force: bool = False,
+    ) -> list[str]:
+        key, ckey = child_key(job), f"{ref.namespace}/{ref.name}"
+        resource = _RESOURCE_BY_KIND[ref.kind]
+        try:
+            self._client.delete(
+                resource,
+                ref.namespace,
+                ref.name,
+                preconditions={"uid": ref.uid} if ref.uid else None,
+                grace_period_seconds=0 if force else None,
+            )
+        except Exception as err:
+            self._expectations.deletion_observed(key, ckey)
+            if is_not_found(err):
+                return []
+            bound.warning("delete_failed", kind=ref.kind, child=ckey, error=str(err))
+            return [f"delete {ref.kind} {ckey}: {err}"]
+        bound.info("child_deleted", kind=ref.kind, child=ckey, force=force)
+        if ref.kind == "Pod":
+            metrics.PODS_DELETED.labels(**labels).inc()
+        self._emit(job, planning.event_for_delete(ref, forced=force))
+        return []
+
+    def _emit(self, job: dict[str, Any], event: planning.EventSpec) -> None:
+        self._recorder.event(job, event.type, event.reason, event.message)
+
+    def _adopt(self, job: dict[str, Any], ref: planning.ChildRef, bound: Any) -> list[str]:
+        owner = owner_reference(parse_job(job))
+        # A JSON patch with a uid test: adopt exactly the object we saw, never a successor.
+        ops: list[dict[str, Any]] = []
+        if ref.uid:
+            ops.append({"op": "test", "path": "/metadata/uid", "value": ref.uid})
+        ops.append({"op": "add", "path": "/metadata/ownerReferences", "value": [owner]})
+        try:
+            self._client.patch(
+                _RESOURCE_BY_KIND[ref.kind], ref.namespace, ref.name, ops, patch_type="json"
+            )
+        except Exception as err:
+            if is_not_found(err):
+                return []
+            bound.warning("adopt_failed", kind=ref.kind, child=ref.name, error=str(err))
+            return [f"adopt {ref.kind} {ref.name}: {err}"]
+        bound.info("child_adopted", kind=ref.kind, child=ref.name)
+        return []
+
+    def _write_status(
+        self, job: dict[str, Any], plan: planning.Plan, labels: dict[str, str], bound: Any
+    ) -> list[str]:
+        body = {
+            "apiVersion": job.get("apiVersion", f"{ASCENDJOBS.group}/{ASCENDJOBS.version}"),
+            "kind": ASCENDJOBS.kind,
+            "metadata": {
+                "name": job["metadata"]["name"],
+                "namespace": job["metadata"]["namespace"],
+                # Optimistic concurrency: a newer job than our cache's gets 409, never overwritten.
+                "resourceVersion": job["metadata"]["resourceVersion"],
+            },
+            "spec": job.get("spec", {}),
+            "status": plan.status,
+        }
+        try:
+            self._client.update_status(ASCENDJOBS, job["metadata"]["namespace"], body)
+        except Exception as err:
+            if is_not_found(err):
+                return []
+            if is_conflict(err):
+                # The informer will deliver the newer job; re-plan from it after a short back-off.
+                bound.info("status_conflict")
+            else:
+                bound.warning("status_write_failed", error=str(err))
+            return [f"status: {err}"]
+        self._count_transitions(plan, labels)
+        return []
+
+    @staticmethod
+    def _count_transitions(plan: planning.Plan, labels: dict[str, str]) -> None:
+        """Job counters move once per transition, after the status that records it is stored."""
+        if plan.state == plan.previous_state:
+            return
+        if plan.previous_state is None:
+            metrics.JOBS_CREATED.labels(**labels).inc()
+        if plan.state == SUCCEEDED:
+            metrics.JOBS_SUCCESSFUL.labels(**labels).inc()
+        elif plan.state == FAILED:
+            metrics.JOBS_FAILED.labels(**labels).inc()
+
+    def _delete_job(self, job: dict[str, Any], bound: Any) -> list[str]:
+        meta = job["metadata"]
+        try:
+            self._client.delete(
+                ASCENDJOBS,
+                meta["namespace"],
+                meta["name"],
+                propagation_policy="Background",
+                preconditions={"uid": meta["uid"]},
+            )
+        except Exception as err:
+            if is_not_found(err):
+                return []
+            return [f"delete job (TTL): {err}"]
+        bound.info("job_deleted_ttl")
+        return []
+
+    def job_deleted(self, job: dict[str, Any]) -> None:
+        """Bookkeeping when a job disappears: its expectations and its place in the gauge."""
+        key = child_key(job)
+        self._expectations.forget(key)
+        self.job_states.set(key, None)
+        metrics.JOBS_DELETED.labels(**self._metric_labels(job)).inc()
+
+    @staticmethod
+    def _metric_labels(job: dict[str, Any]) -> dict[str, str]:
+        meta = job.get("metadata", {})
+        framework = (meta.get("labels") or {}).get(FRAMEWORK_LABEL, "")
+        return {"namespace": meta.get("namespace", ""), "framework": str(framework).lower()}
+
+
+def _api_message(err: BaseException) -> str:
+    return str(getattr(err, "message", "") or err)
+
+
+def index_by_job(obj: dict[str, Any]) -> list[str]:
+    """Index children by `<namespace>/<job-name label>` so a job finds its pods in O(1)."""
+    meta = obj.get("metadata", {})
+    job_name = (meta.get("labels") or {}).get(JOB_NAME_LABEL)
+    return [f"{meta.get('namespace', '')}/{job_name}"] if job_name else []
