@@ -1,0 +1,269 @@
+"""The simulated kubelet against the real embedded API server, observed with the official client.
+
+The cluster is started without its own kubelet (`bare_cluster`); each module starts ours, so
+every write the tests observe went over HTTP exactly as a real kubelet's would.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from kubernetes import client
+
+from ascendjob_controller.localcluster.kubelet import (
+    SimulatedKubelet,
+    exit_code_for_run,
+    parse_exit_codes,
+    parse_run_seconds,
+)
+
+pytestmark = pytest.mark.integration
+
+WAIT = 30.0  # generous: the machine is shared
+
+
+@pytest.fixture(scope="module")
+def kubelet(bare_cluster: Any) -> Iterator[SimulatedKubelet]:
+    k = SimulatedKubelet(bare_cluster.url)
+    k.start()
+    yield k
+    k.stop()
+
+
+@pytest.fixture(scope="module")
+def core(bare_cluster: Any) -> client.CoreV1Api:
+    return client.CoreV1Api(bare_cluster.api_client())
+
+
+def wait_for(fn: Callable[[], Any], what: str, timeout: float = WAIT) -> Any:
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = fn()
+        if last:
+            return last
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}; last value {last!r}")
+
+
+def make_pod(
+    core: client.CoreV1Api,
+    name: str,
+    *,
+    policy: str = "Never",
+    codes: str | None = None,
+    seconds: str = "0.3",
+    finalizers: list[str] | None = None,
+    containers: int = 1,
+) -> None:
+    annotations = {"sim.acjob.local/run-seconds": seconds}
+    if codes is not None:
+        annotations["sim.acjob.local/exit-code"] = codes
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "annotations": annotations, "finalizers": finalizers or []},
+        "spec": {
+            "restartPolicy": policy,
+            "containers": [{"name": f"c{i}", "image": "img"} for i in range(containers)],
+        },
+    }
+    core.create_namespaced_pod("default", body)
+
+
+def phase_is(core: client.CoreV1Api, name: str, *phases: str) -> Callable[[], Any]:
+    def check() -> Any:
+        pod = core.read_namespaced_pod(name, "default")
+        return pod if pod.status.phase in phases else None
+
+    return check
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:6]}"
+
+
+def test_exit_code_script_helpers() -> None:
+    assert parse_exit_codes(None) == [0]
+    assert parse_exit_codes("137, 0") == [137, 0]
+    assert parse_exit_codes("x") == [1]
+    assert [exit_code_for_run([137, 0], k) for k in range(4)] == [137, 0, 0, 0]
+    assert parse_run_seconds(None) == 2.0
+    assert parse_run_seconds("0.5") == 0.5
+    assert parse_run_seconds("junk") == 2.0
+
+
+def test_pod_runs_to_success(kubelet: SimulatedKubelet, core: client.CoreV1Api) -> None:
+    name = unique("ok")
+    make_pod(core, name, containers=2)
+    running = wait_for(phase_is(core, name, "Running", "Succeeded"), "Running")
+    assert running.spec.node_name == "local-node-1"
+    assert running.status.pod_ip.startswith("10.244.")
+    assert running.status.host_ip
+    pod = wait_for(phase_is(core, name, "Succeeded"), "Succeeded")
+    assert pod.status.start_time is not None
+    assert {c.type for c in pod.status.conditions} >= {
+        "Ready",
+        "ContainersReady",
+        "PodScheduled",
+        "Initialized",
+    }
+    ready = next(c for c in pod.status.conditions if c.type == "Ready")
+    assert ready.status == "False"
+    assert [c.name for c in pod.status.container_statuses] == ["c0", "c1"]
+    for cs in pod.status.container_statuses:
+        term = cs.state.terminated
+        assert term.exit_code == 0 and term.reason == "Completed"
+        assert term.started_at is not None and term.finished_at is not None
+        assert cs.restart_count == 0
+
+
+def test_running_pod_is_ready(kubelet: SimulatedKubelet, core: client.CoreV1Api) -> None:
+    name = unique("ready")
+    make_pod(core, name, seconds="30")
+    pod = wait_for(phase_is(core, name, "Running"), "Running")
+    conds = {c.type: c.status for c in pod.status.conditions}
+    assert conds["Ready"] == "True" and conds["ContainersReady"] == "True"
+    assert conds["PodScheduled"] == "True" and conds["Initialized"] == "True"
+    [cs] = pod.status.container_statuses
+    assert cs.ready is True and cs.state.running is not None
+    core.delete_namespaced_pod(name, "default")
+
+
+def test_never_policy_failure(kubelet: SimulatedKubelet, core: client.CoreV1Api) -> None:
+    name = unique("fail")
+    make_pod(core, name, codes="3")
+    pod = wait_for(phase_is(core, name, "Failed"), "Failed")
+    [cs] = pod.status.container_statuses
+    assert cs.state.terminated.exit_code == 3
+    assert cs.state.terminated.reason == "Error"
+    assert cs.restart_count == 0
+
+
+def test_on_failure_restarts_in_place_then_succeeds(
+    kubelet: SimulatedKubelet, core: client.CoreV1Api
+) -> None:
+    name = unique("onfail")
+    make_pod(core, name, policy="OnFailure", codes="137,0")
+    pod = wait_for(phase_is(core, name, "Succeeded"), "Succeeded")
+    [cs] = pod.status.container_statuses
+    assert cs.restart_count == 1
+    assert cs.last_state.terminated.exit_code == 137
+    assert cs.last_state.terminated.reason == "Error"
+    assert cs.state.terminated.exit_code == 0
+    assert kubelet.runs_started("default", name) == 2
+
+
+def test_always_policy_restarts_even_on_success(
+    kubelet: SimulatedKubelet, core: client.CoreV1Api
+) -> None:
+    name = unique("always")
+    make_pod(core, name, policy="Always", seconds="0.2")
+
+    def restarted() -> Any:
+        pod = core.read_namespaced_pod(name, "default")
+        statuses = pod.status.container_statuses or []
+        return pod if statuses and statuses[0].restart_count >= 2 else None
+
+    pod = wait_for(restarted, "two in-place restarts")
+    assert pod.status.phase == "Running"
+    assert pod.status.container_statuses[0].last_state.terminated.exit_code == 0
+    core.delete_namespaced_pod(name, "default")
+
+
+def test_recreated_pod_uses_the_next_exit_code(
+    kubelet: SimulatedKubelet, core: client.CoreV1Api
+) -> None:
+    name = unique("again")
+    make_pod(core, name, codes="1,0")
+    first = wait_for(phase_is(core, name, "Failed"), "first run Failed")
+    assert first.status.container_statuses[0].state.terminated.exit_code == 1
+    core.delete_namespaced_pod(name, "default")
+    wait_for(
+        lambda: name not in {p.metadata.name for p in core.list_namespaced_pod("default").items},
+        "deleted",
+    )
+    make_pod(core, name, codes="1,0")
+    second = wait_for(phase_is(core, name, "Succeeded"), "second run Succeeded")
+    assert second.status.container_statuses[0].state.terminated.exit_code == 0
+
+
+def test_pod_ips_are_unique(kubelet: SimulatedKubelet, core: client.CoreV1Api) -> None:
+    names = [unique("ip") for _ in range(5)]
+    for name in names:
+        make_pod(core, name, seconds="30")
+    ips = [wait_for(phase_is(core, n, "Running"), n).status.pod_ip for n in names]
+    assert len(set(ips)) == 5
+    for name in names:
+        core.delete_namespaced_pod(name, "default")
+
+
+def test_terminating_pods_are_left_alone(kubelet: SimulatedKubelet, core: client.CoreV1Api) -> None:
+    name = unique("term")
+    make_pod(core, name, seconds="0.5", finalizers=["example.com/hold"])
+    wait_for(phase_is(core, name, "Running"), "Running")
+    core.delete_namespaced_pod(name, "default")
+    pod = core.read_namespaced_pod(name, "default")
+    assert pod.metadata.deletion_timestamp is not None
+    rv = pod.metadata.resource_version
+    time.sleep(1.5)  # past its run-seconds: a kubelet driving it would have finished it
+    pod = core.read_namespaced_pod(name, "default")
+    assert pod.status.phase == "Running"
+    assert pod.metadata.resource_version == rv
+    core.patch_namespaced_pod(name, "default", {"metadata": {"finalizers": None}})
+
+
+def test_survives_api_errors_and_dropped_watches(
+    bare_cluster: Any, kubelet: SimulatedKubelet, core: client.CoreV1Api
+) -> None:
+    bare_cluster.faults.fail("patch", "pods", code=500, percent=50)
+    try:
+        name = unique("flaky")
+        make_pod(core, name)
+        bare_cluster.faults.drop_watches()
+        wait_for(phase_is(core, name, "Succeeded"), "Succeeded despite 500s")
+    finally:
+        bare_cluster.faults.clear()
+    bare_cluster.faults.expire_next_watch()
+    bare_cluster.faults.drop_watches()
+    name = unique("after")
+    make_pod(core, name)
+    wait_for(phase_is(core, name, "Succeeded"), "Succeeded after a forced relist")
+
+
+def test_podgroup_goes_inqueue(bare_cluster: Any, kubelet: SimulatedKubelet) -> None:
+    custom = client.CustomObjectsApi(bare_cluster.api_client())
+    name = unique("pg")
+    custom.create_namespaced_custom_object(
+        "scheduling.volcano.sh",
+        "v1beta1",
+        "default",
+        "podgroups",
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": name},
+            "spec": {"minMember": 2},
+        },
+    )
+
+    def inqueue() -> Any:
+        pg = custom.get_namespaced_custom_object(
+            "scheduling.volcano.sh", "v1beta1", "default", "podgroups", name
+        )
+        return pg if (pg.get("status") or {}).get("phase") == "Inqueue" else None
+
+    wait_for(inqueue, "PodGroup Inqueue")
+
+
+def test_stop_returns_promptly(bare_cluster: Any) -> None:
+    extra = SimulatedKubelet(bare_cluster.url, node_name="other-node")
+    extra.start()
+    time.sleep(0.5)  # let its watches open
+    started = time.monotonic()
+    extra.stop()
+    assert time.monotonic() - started < 5.0  # the contract is ~2 s; generous for a busy box
