@@ -42,6 +42,31 @@ def job_state(job: Mapping[str, Any]) -> str | None:
     return str(conditions[-1].get("type")) if conditions else None
 
 
+def new_states(job: Mapping[str, Any], seen: set[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(state, lastTransitionTime) of True conditions not seen yet, oldest first.
+
+    A poll can miss a state the job passed through between two polls (Created -> Running in
+    under a second); the conditions keep it, and a condition that becomes True moves to the end
+    of the list, so list order is the order of the transitions.
+    """
+    found = []
+    for condition in (job.get("status") or {}).get("conditions") or []:
+        if condition.get("status") != "True":
+            continue
+        mark = (str(condition.get("type")), str(condition.get("lastTransitionTime") or ""))
+        if mark not in seen:
+            found.append(mark)
+    return found
+
+
+def local_time(timestamp: str, fallback: datetime) -> datetime:
+    """An RFC 3339 UTC timestamp from the API server, in the terminal's local time."""
+    try:
+        return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).astimezone()
+    except ValueError:
+        return fallback
+
+
 def restarts(job: Mapping[str, Any]) -> int:
     return int((job.get("status") or {}).get("restartCount") or 0)
 
@@ -49,7 +74,7 @@ def restarts(job: Mapping[str, Any]) -> int:
 def transition_line(
     when: datetime, key: str, old: str | None, new: str, restart_count: int = 0
 ) -> str:
-    change = new if old is None else f"{old} -> {new}"
+    change = new if old in (None, new) else f"{old} -> {new}"
     suffix = f"  (restarts: {restart_count})" if restart_count else ""
     return f"{when:%H:%M:%S}  {key}  {change}{suffix}"
 
@@ -105,8 +130,8 @@ def _can_bind(host: str, port: int) -> bool:
 
 def _local_url(address: str) -> str | None:
     bind = split_bind_address(address)
-    if bind is None:
-        return None
+    if bind is None or bind[1] == 0:
+        return None  # disabled, or a port only the server knows
     host = bind[0] if bind[0] not in ("", "0.0.0.0", "::") else "127.0.0.1"
     return f"http://{f'[{host}]' if ':' in host else host}:{bind[1]}"
 
@@ -140,6 +165,7 @@ class _Watcher:
     def watch(self) -> str | None:
         state: str | None = None
         seen_restarts = 0
+        seen: set[tuple[str, str]] = set()
         while not self.stop.wait(POLL_SECONDS):
             try:
                 job = cast(
@@ -153,10 +179,16 @@ class _Watcher:
                     break
                 logs.get_logger(__name__).warning("demo_poll_failed", error=str(err))
                 continue
-            new, count = job_state(job), restarts(job)
-            if new is not None and (new != state or count != seen_restarts):
-                self._print(transition_line(datetime.now(), self.key, state, new, count))
+            count = restarts(job)
+            for new, since in new_states(job, seen):
+                seen.add((new, since))
+                when = local_time(since, datetime.now())
+                self._print(transition_line(when, self.key, state, new, count))
                 state, seen_restarts = new, count
+            if count != seen_restarts and state is not None:
+                self._print(transition_line(datetime.now(), self.key, state, state, count))
+                seen_restarts = count
+            state = job_state(job) or state
             if state in TERMINAL:
                 self.final_state = state
                 return state

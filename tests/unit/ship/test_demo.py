@@ -29,6 +29,39 @@ def test_transition_lines() -> None:
     assert demo.transition_line(when, key, "Running", "Restarting", 2).endswith(
         "Running -> Restarting  (restarts: 2)"
     )
+    assert demo.transition_line(when, key, "Running", "Running", 3).endswith(
+        "pytorch  Running  (restarts: 3)"
+    )
+
+
+def test_new_states_recover_what_a_poll_missed() -> None:
+    job = {
+        "status": {
+            "conditions": [
+                {"type": "Created", "status": "True", "lastTransitionTime": "2026-01-02T12:00:00Z"},
+                {"type": "Restarting", "status": "False", "lastTransitionTime": "x"},
+                {"type": "Running", "status": "True", "lastTransitionTime": "2026-01-02T12:00:01Z"},
+            ]
+        }
+    }
+    seen: set[tuple[str, str]] = set()
+    assert demo.new_states(job, seen) == [
+        ("Created", "2026-01-02T12:00:00Z"),
+        ("Running", "2026-01-02T12:00:01Z"),
+    ]
+    seen.update(demo.new_states(job, seen))
+    assert demo.new_states(job, seen) == []
+    # Running again after a restart is a new transition: its lastTransitionTime moved.
+    job["status"]["conditions"][2]["lastTransitionTime"] = "2026-01-02T12:00:09Z"
+    assert demo.new_states(job, seen) == [("Running", "2026-01-02T12:00:09Z")]
+
+
+def test_local_time() -> None:
+    fallback = datetime(2000, 1, 1)
+    converted = demo.local_time("2026-01-02T12:00:01Z", fallback)
+    assert converted.utcoffset() is not None
+    assert converted.timestamp() == datetime.fromisoformat("2026-01-02T12:00:01+00:00").timestamp()
+    assert demo.local_time("garbage", fallback) is fallback
 
 
 def test_restarts() -> None:
