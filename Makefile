@@ -37,8 +37,30 @@ fmt: venv ## Format and auto-fix with ruff.
 	$(BIN)/ruff check --fix ascendjob_controller tests hack
 
 .PHONY: run
-run: venv ## Start the embedded local cluster in the foreground (kubectl works against it).
+run: venv ## Demo: local cluster + controller + the sample job, live status; Ctrl-C to stop.
+	$(BIN)/ascendjob-controller demo --kubeconfig $(CURDIR)/kubeconfig.local
+
+.PHONY: local-cluster
+local-cluster: venv ## Only the embedded local cluster, in the foreground (kubectl works against it).
 	$(BIN)/ascendjob-controller local-cluster --port 6443 --kubeconfig $(CURDIR)/kubeconfig.local
+
+.PHONY: manifests-check
+manifests-check: venv ## Render manifests/ and validate it with a server-side dry run on the local cluster.
+	BIN=$(BIN) hack/manifests_check.sh
+
+IMG ?= ascendjob-controller:dev
+
+.PHONY: docker-build
+docker-build: ## Build the controller image (IMG=name:tag).
+	docker build -t $(IMG) .
+
+.PHONY: deploy
+deploy: ## Install CRDs, RBAC and the controller into the current kubectl context.
+	kubectl apply -k manifests/
+
+.PHONY: undeploy
+undeploy: ## Remove everything `deploy` installed.
+	kubectl delete -k manifests/ --ignore-not-found
 
 .PHONY: bench-localcluster
 bench-localcluster: venv ## Benchmark the embedded API server.
