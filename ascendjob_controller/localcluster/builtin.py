@@ -85,8 +85,11 @@ ROLEBINDINGS = ResourceType(
     "rbac.authorization.k8s.io", "v1", "RoleBinding", "rolebindings", "rolebinding", True
 )
 
+NODES = ResourceType("", "v1", "Node", "nodes", "node", False, ("no",), subresources=_STATUS)
+
 BUILTIN_TYPES: tuple[ResourceType, ...] = (
     NAMESPACES,
+    NODES,
     PODS,
     SERVICES,
     CONFIGMAPS,
@@ -196,3 +199,49 @@ def default_namespace(obj: dict[str, Any]) -> None:
     labels["kubernetes.io/metadata.name"] = meta["name"]
     obj["spec"] = {"finalizers": ["kubernetes"]}
     obj["status"] = {"phase": "Active"}
+
+
+def validate_crd(crd: dict[str, Any]) -> list[dict[str, str]]:
+    """The structural checks a CRD needs before it can be served (as Invalid causes)."""
+    causes: list[dict[str, str]] = []
+
+    def need(ok: bool, field: str, message: str = "Required value") -> None:
+        if not ok:
+            reason = "FieldValueRequired" if message == "Required value" else "FieldValueInvalid"
+            causes.append({"reason": reason, "message": message, "field": field})
+
+    spec = crd.get("spec")
+    if not isinstance(spec, dict):
+        need(False, "spec")
+        return causes
+    raw_names = spec.get("names")
+    names: dict[str, Any] = raw_names if isinstance(raw_names, dict) else {}
+    group = spec.get("group")
+    need(isinstance(group, str) and bool(group), "spec.group")
+    need(isinstance(names.get("plural"), str) and bool(names.get("plural")), "spec.names.plural")
+    need(isinstance(names.get("kind"), str) and bool(names.get("kind")), "spec.names.kind")
+    need(
+        spec.get("scope") in ("Namespaced", "Cluster"),
+        "spec.scope",
+        f'Unsupported value: "{spec.get("scope")}": supported values: "Cluster", "Namespaced"',
+    )
+    versions = spec.get("versions")
+    need(isinstance(versions, list) and bool(versions), "spec.versions")
+    if isinstance(versions, list):
+        for i, version in enumerate(versions):
+            ok = isinstance(version, dict) and isinstance(version.get("name"), str)
+            need(ok, f"spec.versions[{i}].name")
+        storage = [v for v in versions if isinstance(v, dict) and v.get("storage")]
+        need(
+            len(storage) == 1,
+            "spec.versions",
+            "Invalid value: must have exactly one version marked as storage version",
+        )
+    expected = f"{names.get('plural')}.{group}"
+    name = (crd.get("metadata") or {}).get("name")
+    need(
+        name == expected,
+        "metadata.name",
+        f'Invalid value: "{name}": must be spec.names.plural+"."+spec.group',
+    )
+    return causes

@@ -144,9 +144,10 @@ def parse_body(raw: bytes, content_type: str) -> Any:
             ) from err
     try:
         if "yaml" in content_type:
-            return yaml.safe_load(raw.decode())
+            # Through JSON so YAML-only values (timestamps, dates) arrive as JSON would.
+            return json.loads(json.dumps(yaml.safe_load(raw.decode()), default=str))
         return json.loads(raw)
-    except (ValueError, yaml.YAMLError) as err:
+    except (ValueError, TypeError, yaml.YAMLError) as err:
         kind = "yaml" if "yaml" in content_type else "json"
         raise bad_request(
             f"the body of the request could not be decoded: {kind} parse error: {err}"

@@ -192,6 +192,8 @@ class Api:
         if "status" in rt.subresources and not rt.builtin:
             obj.pop("status", None)
         warnings = self._validate_custom(rt, obj, field_validation)
+        if rt is builtin.CRDS and (causes := builtin.validate_crd(obj)):
+            raise invalid(rt, meta["name"], causes)
         with self.store.lock:
             self._require_namespace(rt, meta.get("namespace", ""))
             if self.store.get(rt.group_resource, meta.get("namespace", ""), meta["name"]):
@@ -349,6 +351,8 @@ class Api:
         obj["apiVersion"] = old.get("apiVersion", rt.group_version)
         obj["kind"] = rt.kind
         warnings = self._validate_custom(rt, obj, field_validation)
+        if rt is builtin.CRDS and (causes := builtin.validate_crd(obj)):
+            raise invalid(rt, name, causes)
         if _spec_part(obj) != _spec_part(old):
             obj["metadata"]["generation"] = int(old["metadata"].get("generation", 1)) + 1
         if _comparable(obj) == _comparable(old):

@@ -232,3 +232,114 @@ def test_unknown_resource_and_malformed_body_never_500(
     assert (code, body["message"]) == (404, 'namespaces "nowhere" not found')
     code, body = call("GET", "/version")
     assert code == 200 and body["gitVersion"] == "v1.32.0"
+
+
+def test_malformed_crd_is_422_and_not_served(cluster: LocalCluster) -> None:
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gadgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"kind": "Gadget"},
+            "versions": [{"name": "v1", "served": True}],
+        },
+    }
+    code, status = raw_call(
+        cluster,
+        "POST",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        json.dumps(crd).encode(),
+    )
+    assert (code, status["reason"]) == (422, "Invalid")
+    fields = {c["field"] for c in status["details"]["causes"]}
+    assert {"spec.names.plural", "spec.versions"} <= fields
+    code, _ = raw_call(cluster, "GET", "/apis/example.com/v1/namespaces/default/gadgets")
+    assert code == 404
+
+
+def test_crd_created_at_run_time_is_served_and_established(
+    cluster: LocalCluster, custom: Any, namespace: str
+) -> None:
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "gizmos.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"kind": "Gizmo", "plural": "gizmos", "singular": "gizmo"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {
+                                "spec": {
+                                    "type": "object",
+                                    "properties": {"size": {"type": "integer"}},
+                                }
+                            },
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    code, created = raw_call(
+        cluster,
+        "POST",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+        json.dumps(crd).encode(),
+    )
+    assert code == 201
+    conditions = {c["type"]: c["status"] for c in created["status"]["conditions"]}
+    assert conditions == {"NamesAccepted": "True", "Established": "True"}
+    assert created["status"]["acceptedNames"]["kind"] == "Gizmo"
+    obj = custom.create_namespaced_custom_object(
+        "example.com",
+        "v1",
+        namespace,
+        "gizmos",
+        {
+            "apiVersion": "example.com/v1",
+            "kind": "Gizmo",
+            "metadata": {"name": "g"},
+            "spec": {"size": 3, "colour": "pruned"},
+        },
+    )
+    assert obj["spec"] == {"size": 3}  # unknown field pruned
+    code, _ = raw_call(
+        cluster,
+        "DELETE",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/gizmos.example.com",
+    )
+    assert code == 200
+    code, _ = raw_call(cluster, "GET", f"/apis/example.com/v1/namespaces/{namespace}/gizmos/g")
+    assert code == 404
+
+
+def test_yaml_body_with_a_timestamp_is_accepted(cluster: LocalCluster, namespace: str) -> None:
+    body = (
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\n"
+        b"data:\n  when: '2024-01-01'\n  note: hello\n"
+        b"  x: x\n"
+    )
+    code, created = raw_call(
+        cluster, "POST", f"/api/v1/namespaces/{namespace}/configmaps", body, "application/yaml"
+    )
+    assert code == 201, created
+    assert created["data"]["when"] == "2024-01-01"
+    annotated = (
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: z\n"
+        b"  creationTimestamp: 2024-01-01T00:00:00Z\n"
+    )
+    code, created = raw_call(
+        cluster, "POST", f"/api/v1/namespaces/{namespace}/configmaps", annotated, "application/yaml"
+    )
+    assert code == 201, created
+    assert created["metadata"]["creationTimestamp"] != "2024-01-01T00:00:00Z"  # server-set
