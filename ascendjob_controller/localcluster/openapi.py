@@ -593,3 +593,46 @@ def openapi_v2(resources: Iterable[ResourceType]) -> dict[str, Any]:
             paths[path] = v2_item
     definitions = _to_v2(_schemas(resources, "#/components/schemas/"))
     return {"swagger": "2.0", "info": dict(_INFO), "paths": paths, "definitions": definitions}
+
+
+# --- protobuf v2 ---------------------------------------------------------------------------
+
+# What kubectl sends in Accept, and the Content-Type to answer with: Go's mime parser rejects
+# the "@" of the Accept form in a Content-Type, so the server answers with the dotted form.
+OPENAPI_V2_PROTOBUF_ACCEPT = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
+OPENAPI_V2_PROTOBUF_CONTENT_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+
+
+def _proto_string(field_number: int, value: str) -> bytes:
+    data = value.encode()
+    return _proto_key(field_number) + _varint(len(data)) + data
+
+
+def _proto_key(field_number: int, wire_type: int = 2) -> bytes:
+    return _varint(field_number << 3 | wire_type)
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def openapi_v2_protobuf() -> bytes:
+    """`/openapi/v2` as kubectl requests it (gnostic OpenAPIv2 Document, protobuf).
+
+    client-go only parses the protobuf form. kubectl falls back to it for client-side
+    validation when it cannot confirm server-side field validation for a kind (`kind: List`
+    files, unknown kinds) and for strategic-merge metadata. A document holding just the
+    swagger version and info parses cleanly and describes no models, so kubectl skips
+    client-side checks (the server validates with fieldValidation) and uses its compiled-in
+    patch metadata: exactly the behaviour we want, without encoding every schema.
+    """
+    info = _proto_string(1, _INFO["title"]) + _proto_string(2, _INFO["version"])
+    return _proto_string(1, "2.0") + _proto_key(2) + _varint(len(info)) + info

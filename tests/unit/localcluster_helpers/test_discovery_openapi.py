@@ -171,11 +171,9 @@ def test_api_resource_list_core_and_custom() -> None:
     entry = job["resources"][0]
     assert entry["name"] == "ascendjobs" and entry["shortNames"] == ["acjob"]
     assert job["resources"][1]["name"] == "ascendjobs/status"
-    scale = next(
-        r
-        for r in api_resource_list("apps/v1", ALL)["resources"]
-        if r["name"] == "deployments/scale"
-    )  # type: ignore[index]
+    apps = api_resource_list("apps/v1", ALL)
+    assert apps is not None
+    scale = next(r for r in apps["resources"] if r["name"] == "deployments/scale")
     assert (scale["group"], scale["version"], scale["kind"]) == ("autoscaling", "v1", "Scale")
     assert api_resource_list("nope/v1", ALL) is None
 
@@ -354,3 +352,31 @@ def test_openapi_v2_is_swagger_with_definitions() -> None:
     assert op["x-kubernetes-group-version-kind"]["kind"] == "AscendJob"
     assert "requestBody" not in op and "application/merge-patch+json" in op["consumes"]
     json.dumps(doc)
+
+
+def _read_fields(data: bytes) -> dict[int, bytes]:
+    """Decode one level of a protobuf message made of length-delimited fields."""
+    fields: dict[int, bytes] = {}
+    i = 0
+    while i < len(data):
+        key = data[i]
+        i += 1
+        assert key & 7 == 2, "only length-delimited fields expected"
+        length = data[i]
+        i += 1
+        fields[key >> 3] = data[i : i + length]
+        i += length
+    return fields
+
+
+def test_openapi_v2_protobuf_is_a_minimal_gnostic_document() -> None:
+    from ascendjob_controller.localcluster.openapi import (
+        OPENAPI_V2_PROTOBUF_CONTENT_TYPE,
+        openapi_v2_protobuf,
+    )
+
+    doc = _read_fields(openapi_v2_protobuf())
+    assert doc[1] == b"2.0"  # Document.swagger
+    info = _read_fields(doc[2])  # Document.info
+    assert info[1] == b"Kubernetes" and info[2].startswith(b"v1.")
+    assert "@" not in OPENAPI_V2_PROTOBUF_CONTENT_TYPE
