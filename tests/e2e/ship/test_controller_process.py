@@ -1,0 +1,147 @@
+"""The controller as operators run it: the console script, probes, signals, JSON logs, leases."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.ship.tools import ControllerProcess, kubectl_apply, small_job, wait_job
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+Start = Callable[..., ControllerProcess]
+
+
+@pytest.fixture
+def start_controller(tmp_path: Path) -> Iterator[Start]:
+    started: list[ControllerProcess] = []
+
+    def start(cluster: Any, *extra: str, name: str = "ctl") -> ControllerProcess:
+        process = ControllerProcess(str(cluster.kubeconfig_path), tmp_path, *extra, name=name)
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        process.stop()
+
+
+def lease(cluster: Any, name: str, namespace: str = "default") -> dict[str, Any] | None:
+    from kubernetes import client as k8s
+
+    api = k8s.CustomObjectsApi(cluster.api_client())
+    try:
+        found: dict[str, Any] = api.get_namespaced_custom_object(
+            "coordination.k8s.io", "v1", namespace, "leases", name
+        )
+    except k8s.ApiException as err:
+        if err.status == 404:
+            return None
+        raise
+    return found
+
+
+def holder(cluster: Any, name: str) -> str | None:
+    found = lease(cluster, name)
+    return ((found or {}).get("spec") or {}).get("holderIdentity") or None
+
+
+def identity(process: ControllerProcess) -> str:
+    return f"{socket.gethostname()}_{process.pid}"
+
+
+def leader_flags(lease_id: str) -> tuple[str, ...]:
+    return (
+        "--leader-elect",
+        "--leader-election-namespace", "default",
+        "--leader-election-id", lease_id,
+        "--leader-election-lease-duration", "4s",
+        "--leader-election-renew-deadline", "3s",
+        "--leader-election-retry-period", "500ms",
+    )  # fmt: skip
+
+
+def test_readyz_is_500_until_the_caches_sync(bare_cluster: Any, start_controller: Start) -> None:
+    bare_cluster.faults.fail("list", "pods", code=500)
+    try:
+        controller = start_controller(bare_cluster)
+        controller.wait_for(lambda: controller.probe("/healthz")[0] == 200, 90, "/healthz")
+        status, body = controller.probe("/readyz")
+        assert status == 500, body
+        assert "[-]informers-synced failed" in body
+        assert controller.probe("/healthz") == (200, "ok")  # alive, just not ready
+    finally:
+        bare_cluster.faults.clear()
+    controller.wait_ready(timeout=120)
+    status, body = controller.probe("/readyz?verbose")
+    assert status == 200
+    assert "[+]informers-synced ok" in body
+
+
+def test_sigterm_releases_the_lease_and_exits_0(bare_cluster: Any, start_controller: Start) -> None:
+    controller = start_controller(bare_cluster, *leader_flags("ship-sigterm"))
+    controller.wait_ready()
+    controller.wait_for(
+        lambda: holder(bare_cluster, "ship-sigterm") == identity(controller), 60, "the lease"
+    )
+    controller.signal(signal.SIGTERM)
+    assert controller.wait(timeout=60) == 0, controller.logs()
+    assert holder(bare_cluster, "ship-sigterm") is None  # released: a standby takes over at once
+    assert controller.stderr_path.read_text() == ""
+
+
+def test_logs_are_json_lines_with_the_fields(
+    local_cluster: Any, kubectl_bin: str, start_controller: Start
+) -> None:
+    controller = start_controller(local_cluster)
+    controller.wait_ready()
+    kubectl_apply(kubectl_bin, local_cluster, "-f", "-", stdin=small_job("ship-logs", 1))
+    job = wait_job(local_cluster, "ship-logs", ("Succeeded",))
+    controller.signal(signal.SIGINT)
+    assert controller.wait(timeout=60) == 0
+    lines = [json.loads(line) for line in controller.log_lines()]  # every line is JSON
+    assert lines
+    for line in lines:
+        assert {"timestamp", "level", "event", "logger"} <= line.keys(), line
+        assert line["timestamp"].endswith("Z")
+    about_job = [line for line in lines if line.get("name") == "ship-logs"]
+    assert about_job
+    for line in about_job:
+        assert (line["namespace"], line["uid"]) == ("default", job["metadata"]["uid"])
+    assert any(any("duration" in key for key in line) for line in about_job), about_job
+
+
+def test_only_the_leader_reconciles_and_a_standby_takes_over(
+    local_cluster: Any, kubectl_bin: str, start_controller: Start
+) -> None:
+    flags = leader_flags("ship-failover")
+    first = start_controller(local_cluster, *flags, name="first")
+    first.wait_for(lambda: holder(local_cluster, "ship-failover") is not None, 60, "a leader")
+    second = start_controller(local_cluster, *flags, name="second")
+    first.wait_ready()
+    second.wait_ready()  # a standby is ready too
+    leader, standby = (first, second)
+    if holder(local_cluster, "ship-failover") == identity(second):
+        leader, standby = second, first
+    assert holder(local_cluster, "ship-failover") == identity(leader)
+
+    kubectl_apply(kubectl_bin, local_cluster, "-f", "-", stdin=small_job("ship-failover", 15))
+    wait_job(local_cluster, "ship-failover", ("Running",))
+    assert leader.metric_sum("controller_runtime_reconcile_total", controller="ascendjob") > 0
+    assert standby.metric_sum("controller_runtime_reconcile_total", controller="ascendjob") == 0
+    assert leader.metric_sum("leader_election_master_status") == 1
+    assert standby.metric_sum("leader_election_master_status") == 0
+
+    leader.signal(signal.SIGKILL)  # no release: the standby must wait out the lease
+    leader.wait(timeout=30)
+    standby.wait_for(
+        lambda: holder(local_cluster, "ship-failover") == identity(standby), 90, "takeover"
+    )
+    wait_job(local_cluster, "ship-failover", ("Succeeded",), timeout=120)
+    assert standby.metric_sum("controller_runtime_reconcile_total", controller="ascendjob") > 0
