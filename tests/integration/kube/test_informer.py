@@ -295,6 +295,7 @@ def test_a_dead_watch_connection_recovers_within_its_read_timeout(
         try:
             watches = informer.watch_restarts
             assert proxy.blackhole() >= 1
+            killed_at = time.monotonic()
             direct.create(CONFIGMAPS, ns, configmap("seen-despite-dead-conn"))
             wait_for(
                 lambda: informer.store.get(f"{ns}/seen-despite-dead-conn") is not None,
@@ -302,10 +303,46 @@ def test_a_dead_watch_connection_recovers_within_its_read_timeout(
                 what="recovery from the dead stream",
             )
             assert informer.watch_restarts > watches
+            # The server would only end this watch after 120 s; the 2 s read timeout (plus
+            # generous slack for a loaded machine) is what brought the change in.
+            assert time.monotonic() - killed_at < 60
         finally:
             informer.stop()
     finally:
         proxy.close()
+
+
+def test_resync_redelivers_every_object_as_an_update(client: KubeClient) -> None:
+    ns = fresh_namespace(client)
+    client.create(CONFIGMAPS, ns, configmap("r1"))
+    client.create(CONFIGMAPS, ns, configmap("r2"))
+    resynced: set[str] = set()
+
+    def on_update(old: Any, new: Any) -> None:
+        if old is new:
+            resynced.add(object_key(new))
+
+    informer = Informer(
+        client, CONFIGMAPS, namespace=ns, resync_period=0.2, watch_timeout_range=(20, 30)
+    )
+    informer.add_event_handler(on_update=on_update)
+    informer.start()
+    try:
+        wait_for(lambda: resynced == {f"{ns}/r1", f"{ns}/r2"}, what="a resync")
+    finally:
+        informer.stop()
+
+
+def test_a_handler_added_late_hears_about_existing_objects(client: KubeClient) -> None:
+    ns = fresh_namespace(client)
+    client.create(CONFIGMAPS, ns, configmap("early"))
+    informer = started(client, ns)
+    try:
+        late = EventLog()
+        informer.add_event_handler(late.on_add, late.on_update, late.on_delete)
+        assert list(late.by_key) == [f"{ns}/early"]
+    finally:
+        informer.stop()
 
 
 def test_label_and_namespace_scoping(client: KubeClient) -> None:
