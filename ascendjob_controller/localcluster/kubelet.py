@@ -186,7 +186,10 @@ class _Watcher:
                     if not rv:
                         self.stopping.wait(1.0)  # e.g. the PodGroup CRD is not installed
                         continue
+                opened = time.monotonic()
                 rv = self._watch(rv)
+                if time.monotonic() - opened < 0.1:
+                    self.stopping.wait(0.2)  # a watch refused or cut at once: do not spin
             except Exception as err:  # the loop must survive anything
                 if not self.stopping.is_set():
                     log.warning("kubelet %s watcher error, retrying: %s", self.name, err)
@@ -213,7 +216,7 @@ class _Watcher:
             resp = conn.getresponse()
             if resp.status != 200:
                 resp.read()
-                return "" if resp.status == 410 else rv
+                return ""  # 410 Gone, or the resource vanished (404): relist
             while not self.stopping.is_set():
                 line = resp.readline()
                 if not line:
