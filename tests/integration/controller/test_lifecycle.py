@@ -1,0 +1,405 @@
+"""The AscendJob controller end to end on the API server, kubelet played by the test.
+
+One cluster and one controller for the module; every test uses its own namespace so jobs,
+events and metric labels never mix.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from ascendjob_controller.controller import AscendJobController
+from ascendjob_controller.kube.client import (
+    ASCENDJOBS,
+    CONFIGMAPS,
+    PODGROUPS,
+    PODS,
+    KubeClient,
+)
+from tests.integration.controller.helpers import (
+    JOB_LABEL,
+    Kubelet,
+    condition,
+    fresh_namespace,
+    get_job,
+    job_events,
+    podgroup_of,
+    pods_of,
+    pytorch_job,
+    sample,
+    status_of,
+    wait_event,
+    wait_for,
+    wait_pods,
+    wait_state,
+)
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def ns(kube: KubeClient, controller: AscendJobController) -> str:
+    return fresh_namespace(kube)
+
+
+def test_pytorch_created_running_succeeded(kube: KubeClient, kubelet: Kubelet, ns: str) -> None:
+    kube.create(ASCENDJOBS, ns, pytorch_job("pt", workers=2))
+    status = wait_state(kube, ns, "pt", "Created")
+    assert status.get("startTime")
+    pods = wait_pods(kube, ns, "pt", 3)
+    assert sorted(pods) == ["pt-master-0", "pt-worker-0", "pt-worker-1"]
+
+    kubelet.run_all(pods)
+    status = wait_state(kube, ns, "pt", "Running")
+    assert status["replicaStatuses"]["Worker"]["active"] == 2
+    assert status.get("completionTime") is None
+
+    kubelet.succeed_all(pods)
+    status = wait_state(kube, ns, "pt", "Succeeded")
+    assert status.get("completionTime")
+    assert status.get("lastReconcileTime")
+    running = condition(status, "Running")
+    assert running is not None and running["status"] == "False"
+    assert status["replicaStatuses"]["Worker"]["succeeded"] == 2
+    assert status["replicaStatuses"]["Master"]["succeeded"] == 1
+    wait_event(kube, ns, "pt", "JobSucceeded")
+    wait_event(kube, ns, "pt", "SuccessfulCreatePod")
+    wait_event(kube, ns, "pt", "SuccessfulCreateService")
+
+
+def _settle(seconds: float) -> None:
+    """Give the controller time to do something it must not do (a negative check)."""
+    threading.Event().wait(seconds)
+
+
+def test_exitcode_137_recreates_then_exit_1_fails(
+    kube: KubeClient, kubelet: Kubelet, ns: str
+) -> None:
+    kube.create(ASCENDJOBS, ns, pytorch_job("ec", policy="ExitCode"))
+    pods = wait_pods(kube, ns, "ec", 2)
+    kubelet.run_all(pods)
+    wait_state(kube, ns, "ec", "Running")
+    first = pods["ec-worker-0"]
+    # The pod spec says Never: ExitCode is the controller's policy, not kubelet's.
+    assert first["spec"]["restartPolicy"] == "Never"
+
+    kubelet.failed(first, 137)
+
+    def recreated() -> dict[str, Any] | None:
+        pod = pods_of(kube, ns, "ec").get("ec-worker-0")
+        return pod if pod and pod["metadata"]["uid"] != first["metadata"]["uid"] else None
+
+    second = wait_for(recreated, "a new ec-worker-0")
+    status = wait_for(
+        lambda: (s := status_of(kube, ns, "ec")).get("restartCount") == 1 and s,
+        "restartCount 1",
+    )
+    restarting = condition(status, "Restarting")
+    assert restarting is not None and restarting["reason"] == "JobRestarting"
+    wait_event(kube, ns, "ec", "JobRestarting")
+    exited = wait_event(kube, ns, "ec", "ExitedWithCode")
+    assert exited["type"] == "Warning" and "137" in exited["message"]
+
+    kubelet.running(second)
+    wait_state(kube, ns, "ec", "Running")
+    kubelet.failed(second, 1)
+    status = wait_state(kube, ns, "ec", "Failed")
+    failed = condition(status, "Failed")
+    assert failed is not None and failed["reason"] == "JobFailed"
+    assert status["restartCount"] == 1
+    assert status.get("completionTime")
+    # A program's own exit code is final: the pod is kept, not recreated.
+    _settle(1.0)
+    assert pods_of(kube, ns, "ec")["ec-worker-0"]["metadata"]["uid"] == second["metadata"]["uid"]
+
+
+def test_never_failure_fails_job_and_cleans_running_pods(
+    kube: KubeClient, kubelet: Kubelet, ns: str
+) -> None:
+    job = pytorch_job("nv", workers=2, run_policy={"cleanPodPolicy": "Running"})
+    kube.create(ASCENDJOBS, ns, job)
+    pods = wait_pods(kube, ns, "nv", 3)
+    kubelet.run_all(pods)
+    wait_state(kube, ns, "nv", "Running")
+
+    kubelet.failed(pods["nv-worker-1"], 2)
+    status = wait_state(kube, ns, "nv", "Failed")
+    assert condition(status, "Failed")["reason"] == "JobFailed"  # type: ignore[index]
+    # cleanPodPolicy Running: the running pods go, the failed one stays for its logs.
+    left = wait_for(
+        lambda: (p := pods_of(kube, ns, "nv")) and set(p) == {"nv-worker-1"} and p,
+        "only the failed pod left",
+    )
+    assert left["nv-worker-1"]["status"]["phase"] == "Failed"
+    wait_event(kube, ns, "nv", "JobFailed")
+
+
+def test_never_failure_with_clean_none_keeps_pods(
+    kube: KubeClient, kubelet: Kubelet, ns: str
+) -> None:
+    kube.create(ASCENDJOBS, ns, pytorch_job("keep", run_policy={"cleanPodPolicy": "None"}))
+    pods = wait_pods(kube, ns, "keep", 2)
+    kubelet.run_all(pods)
+    wait_state(kube, ns, "keep", "Running")
+    kubelet.failed(pods["keep-worker-0"], 1)
+    wait_state(kube, ns, "keep", "Failed")
+    _settle(1.0)
+    assert set(pods_of(kube, ns, "keep")) == {"keep-master-0", "keep-worker-0"}
+
+
+def test_onfailure_container_restarts_past_backoff_limit(
+    kube: KubeClient, kubelet: Kubelet, ns: str
+) -> None:
+    job = pytorch_job("of", policy="OnFailure", run_policy={"backoffLimit": 2})
+    kube.create(ASCENDJOBS, ns, job)
+    pods = wait_pods(kube, ns, "of", 2)
+    assert pods["of-worker-0"]["spec"]["restartPolicy"] == "OnFailure"
+    kubelet.run_all(pods)
+    wait_state(kube, ns, "of", "Running")
+    worker = pods["of-worker-0"]
+    for n in (1, 2):
+        kubelet.restart_container(worker, restart_count=n)
+        wait_for(
+            lambda n=n: status_of(kube, ns, "of").get("restartCount") == n,  # type: ignore[misc]
+            f"restartCount {n}",
+        )
+        assert status_of(kube, ns, "of")["conditions"][-1]["type"] != "Failed"
+    kubelet.restart_container(worker, restart_count=3)
+    status = wait_state(kube, ns, "of", "Failed")
+    assert condition(status, "Failed")["reason"] == "BackoffLimitExceeded"  # type: ignore[index]
+    assert status["restartCount"] == 3
+    wait_event(kube, ns, "of", "BackoffLimitExceeded")
+
+
+def test_active_deadline_fails_job_with_no_other_event(kube: KubeClient, ns: str) -> None:
+    started = time.monotonic()
+    kube.create(ASCENDJOBS, ns, pytorch_job("dl", run_policy={"activeDeadlineSeconds": 2}))
+    # Nobody touches the pods: only the controller's own delayed requeue can end the job.
+    status = wait_state(kube, ns, "dl", "Failed", timeout=10.0)
+    elapsed = time.monotonic() - started
+    # startTime is stored with whole seconds (metav1.Time), which can move the deadline up
+    # to a second earlier than our stopwatch; anything sooner than that would be a bug.
+    assert elapsed >= 0.95, f"the job failed {elapsed:.2f}s after creation, before its deadline"
+    assert condition(status, "Failed")["reason"] == "DeadlineExceeded"  # type: ignore[index]
+    wait_event(kube, ns, "dl", "DeadlineExceeded")
+
+
+def test_ttl_deletes_the_finished_job(kube: KubeClient, kubelet: Kubelet, ns: str) -> None:
+    kube.create(ASCENDJOBS, ns, pytorch_job("ttl", run_policy={"ttlSecondsAfterFinished": 1}))
+    pods = wait_pods(kube, ns, "ttl", 2)
+    kubelet.run_all(pods)
+    wait_state(kube, ns, "ttl", "Running")
+    kubelet.succeed_all(pods)
+    wait_state(kube, ns, "ttl", "Succeeded")
+    wait_for(lambda: get_job(kube, ns, "ttl") is None, "the TTL deletion of the job", 20.0)
+    # Its children go with it (garbage collection through the ownerReferences).
+    wait_for(lambda: not pods_of(kube, ns, "ttl"), "the pods garbage-collected", 20.0)
+
+
+def test_volcano_gang_waits_for_podgroup_phase(kube: KubeClient, kubelet: Kubelet, ns: str) -> None:
+    job = pytorch_job(
+        "vc",
+        workers=2,
+        scheduler="volcano",
+        run_policy={"schedulingPolicy": {"minAvailable": 2, "queue": "q1"}},
+    )
+    created = kube.create(ASCENDJOBS, ns, job)
+    group = wait_for(lambda: podgroup_of(kube, ns, created), "the PodGroup")
+    assert group["spec"]["minMember"] == 2
+    assert group["spec"]["queue"] == "q1"
+    wait_state(kube, ns, "vc", "Created")
+    wait_for(
+        lambda: (
+            condition(status_of(kube, ns, "vc"), "Created")["reason"]  # type: ignore[index]
+            == "PodGroupPending"
+        ),
+        "reason PodGroupPending",
+    )
+    _settle(1.5)
+    assert pods_of(kube, ns, "vc") == {}, "pods created before the gang was admitted"
+    created_cond = condition(status_of(kube, ns, "vc"), "Created")
+    assert created_cond is not None and "PodGroup" in created_cond["message"]
+
+    group["status"] = {"phase": "Inqueue"}
+    kube.update_status(PODGROUPS, ns, group)
+    pods = wait_pods(kube, ns, "vc", 3)
+    for pod in pods.values():
+        assert pod["spec"]["schedulerName"] == "volcano"
+        assert (
+            pod["metadata"]["annotations"]["scheduling.k8s.io/group-name"]
+            == (group["metadata"]["name"])
+        )
+    kubelet.run_all(pods)
+    wait_state(kube, ns, "vc", "Running")
+    kubelet.succeed_all(pods)
+    wait_state(kube, ns, "vc", "Succeeded")
+    # The finished job's PodGroup is released.
+    wait_for(lambda: podgroup_of(kube, ns, created) is None, "the PodGroup deleted")
+
+
+def test_invalid_framework_fails_and_others_progress(kube: KubeClient, ns: str) -> None:
+    kube.create(ASCENDJOBS, ns, pytorch_job("bad", framework="caffe"))
+    kube.create(ASCENDJOBS, ns, pytorch_job("good"))
+    status = wait_state(kube, ns, "bad", "Failed")
+    failed = condition(status, "Failed")
+    assert failed is not None and failed["reason"] == "JobValidFailed"
+    assert failed["message"].startswith("InvalidFramework:")
+    event = wait_event(kube, ns, "bad", "InvalidFramework")
+    assert event["type"] == "Warning"
+    wait_pods(kube, ns, "good", 2)
+    wait_state(kube, ns, "good", "Created")
+    _settle(0.5)
+    assert pods_of(kube, ns, "bad") == {}, "an invalid job got children"
+
+
+def test_scale_workers_2_4_1(kube: KubeClient, kubelet: Kubelet, ns: str) -> None:
+    kube.create(ASCENDJOBS, ns, pytorch_job("sc", workers=2))
+    pods = wait_pods(kube, ns, "sc", 3)
+    kubelet.run_all(pods)
+    wait_state(kube, ns, "sc", "Running")
+
+    def scale(n: int) -> None:
+        patch = {"spec": {"replicaSpecs": {"Worker": {"replicas": n}}}}
+        kube.patch(ASCENDJOBS, ns, "sc", patch)
+
+    scale(4)
+    pods = wait_pods(kube, ns, "sc", 5)
+    assert sorted(pods) == [
+        "sc-master-0",
+        "sc-worker-0",
+        "sc-worker-1",
+        "sc-worker-2",
+        "sc-worker-3",
+    ]
+    kubelet.running(pods["sc-worker-2"])
+    kubelet.running(pods["sc-worker-3"])
+    wait_for(
+        lambda: (
+            status_of(kube, ns, "sc").get("replicaStatuses", {}).get("Worker", {}).get("active")
+            == 4
+        ),
+        "4 active workers",
+    )
+
+    scale(1)
+    pods = wait_pods(kube, ns, "sc", 2)
+    assert sorted(pods) == ["sc-master-0", "sc-worker-0"]  # the highest indices went
+    wait_event(kube, ns, "sc", "SuccessfulDeletePod")
+    kubelet.succeed_all(pods)
+    wait_state(kube, ns, "sc", "Succeeded")
+
+
+def test_foreign_owned_pod_is_left_alone(kube: KubeClient, ns: str) -> None:
+    owner = kube.create(CONFIGMAPS, ns, {"metadata": {"name": "someone-else"}})
+    foreign_ref = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": "someone-else",
+        "uid": owner["metadata"]["uid"],
+        "controller": True,
+    }
+    foreign = kube.create(
+        PODS,
+        ns,
+        {
+            "metadata": {
+                "name": "fo-worker-0",
+                "labels": {JOB_LABEL: "fo", "job-name": "fo"},
+                "ownerReferences": [foreign_ref],
+            },
+            "spec": {"containers": [{"name": "c", "image": "x"}]},
+        },
+    )
+    kube.create(ASCENDJOBS, ns, pytorch_job("fo", workers=2))
+    wait_for(
+        lambda: {"fo-master-0", "fo-worker-1"} <= set(pods_of(kube, ns, "fo")),
+        "the job's own pods",
+    )
+    _settle(1.0)
+    now_pod = kube.get(PODS, ns, "fo-worker-0")
+    assert now_pod["metadata"]["uid"] == foreign["metadata"]["uid"]
+    assert now_pod["metadata"]["resourceVersion"] == foreign["metadata"]["resourceVersion"]
+    assert now_pod["metadata"]["ownerReferences"] == [foreign_ref]
+    assert state_is_not_terminal(status_of(kube, ns, "fo"))
+
+
+def state_is_not_terminal(status: dict[str, Any]) -> bool:
+    conditions = status.get("conditions") or []
+    return bool(conditions) and conditions[-1]["type"] not in ("Succeeded", "Failed")
+
+
+def test_deleted_child_pod_is_recreated_without_a_restart(
+    kube: KubeClient, kubelet: Kubelet, ns: str
+) -> None:
+    kube.create(ASCENDJOBS, ns, pytorch_job("dp"))
+    pods = wait_pods(kube, ns, "dp", 2)
+    kubelet.run_all(pods)
+    wait_state(kube, ns, "dp", "Running")
+    old_uid = pods["dp-worker-0"]["metadata"]["uid"]
+    kube.delete(PODS, ns, "dp-worker-0")
+    new = wait_for(
+        lambda: (
+            (p := pods_of(kube, ns, "dp").get("dp-worker-0"))
+            and p["metadata"]["uid"] != old_uid
+            and p
+        ),
+        "dp-worker-0 recreated",
+    )
+    kubelet.running(new)
+    _settle(0.5)
+    status = status_of(kube, ns, "dp")
+    assert (status.get("restartCount") or 0) == 0
+    assert condition(status, "Restarting") is None
+    assert status["conditions"][-1]["type"] == "Running"
+
+
+def _gauge_matches_api(kube: KubeClient) -> bool:
+    items = kube.list(ASCENDJOBS, None).get("items") or []
+    expected: dict[str, int] = {}
+    for job in items:
+        conditions = (job.get("status") or {}).get("conditions") or []
+        if not conditions:
+            return False  # not reconciled yet
+        expected[conditions[-1]["type"]] = expected.get(conditions[-1]["type"], 0) + 1
+    for state in ("Created", "Running", "Restarting", "Succeeded", "Failed"):
+        if sample("ascendjob_jobs", {"state": state}) != expected.get(state, 0):
+            return False
+    return True
+
+
+def test_metrics_follow_jobs(kube: KubeClient, kubelet: Kubelet, ns: str) -> None:
+    labels = {"namespace": ns, "framework": "pytorch"}
+    kube.create(ASCENDJOBS, ns, pytorch_job("m-ok"))
+    kube.create(ASCENDJOBS, ns, pytorch_job("m-bad"))
+    ok, bad = wait_pods(kube, ns, "m-ok", 2), wait_pods(kube, ns, "m-bad", 2)
+    wait_for(lambda: sample("ascendjob_jobs_created_total", labels) == 2, "2 jobs created")
+    assert sample("ascendjob_pods_created_total", labels) == 4
+    kubelet.run_all(ok)
+    kubelet.run_all(bad)
+    wait_state(kube, ns, "m-ok", "Running")
+    wait_state(kube, ns, "m-bad", "Running")
+    wait_for(lambda: _gauge_matches_api(kube), "the state gauge to match the API")
+    kubelet.succeed_all(ok)
+    kubelet.failed(bad["m-bad-worker-0"], 3)
+    wait_state(kube, ns, "m-ok", "Succeeded")
+    wait_state(kube, ns, "m-bad", "Failed")
+    wait_for(lambda: sample("ascendjob_jobs_successful_total", labels) == 1, "1 success")
+    wait_for(lambda: sample("ascendjob_jobs_failed_total", labels) == 1, "1 failure")
+    wait_for(lambda: _gauge_matches_api(kube), "the state gauge to match the API")
+    succeeded_before = sample("ascendjob_jobs", {"state": "Succeeded"})
+
+    kube.delete(ASCENDJOBS, ns, "m-ok")
+    wait_for(lambda: sample("ascendjob_jobs_deleted_total", labels) == 1, "1 deletion")
+    wait_for(
+        lambda: sample("ascendjob_jobs", {"state": "Succeeded"}) == succeeded_before - 1,
+        "the gauge to drop the deleted job",
+    )
+    wait_for(lambda: _gauge_matches_api(kube), "the state gauge to match the API")
+    # Counters count transitions, not reconciles: nothing moved twice.
+    assert sample("ascendjob_jobs_created_total", labels) == 2
+    assert sample("ascendjob_jobs_successful_total", labels) == 1
+    assert job_events(kube, ns, "m-bad")
