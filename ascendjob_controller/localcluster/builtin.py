@@ -107,6 +107,7 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
 )
 
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+PROTECTED_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 
 
 class ClusterIPAllocator:

@@ -1,10 +1,11 @@
 """Decode the few Kubernetes protobuf request bodies kubectl sends (pure).
 
-kubectl's typed commands (`kubectl create namespace`, `create configmap`, `create secret`,
-`create serviceaccount`) encode built-in objects as `application/vnd.kubernetes.protobuf`, and
-client-go never falls back to JSON for request bodies. Rather than a full protobuf stack, this
-reads the wire format with a small table of field numbers for just those kinds; any other kind
-is refused with 415, as a server that lacks a serializer would.
+kubectl's typed commands (`kubectl create namespace|configmap|secret|serviceaccount|service|
+deployment|role|rolebinding|clusterrole|clusterrolebinding`) encode built-in objects as
+`application/vnd.kubernetes.protobuf`, and client-go never falls back to JSON for request
+bodies. Rather than a full protobuf stack, this reads the wire format with a small table of
+field numbers for just those kinds (the fields those commands set); any other kind is refused
+with 415, as a server that lacks a serializer would.
 """
 
 from __future__ import annotations
@@ -45,6 +46,164 @@ OBJECT_META: Spec = {
     14: ("finalizers", ("repeated", "string")),
 }
 LOCAL_REF: Spec = {1: ("name", "string")}
+LABEL_SELECTOR: Spec = {
+    1: ("matchLabels", ("map", "string")),
+    2: (
+        "matchExpressions",
+        (
+            "repeated",
+            (
+                "message",
+                {
+                    1: ("key", "string"),
+                    2: ("operator", "string"),
+                    3: ("values", ("repeated", "string")),
+                },
+            ),
+        ),
+    ),
+}
+KEY_REF: Spec = {1: ("name", "string"), 2: ("key", "string"), 3: ("optional", "bool")}
+ENV_VAR: Spec = {
+    1: ("name", "string"),
+    2: ("value", "string"),
+    3: (
+        "valueFrom",
+        (
+            "message",
+            {
+                1: (
+                    "fieldRef",
+                    ("message", {1: ("apiVersion", "string"), 2: ("fieldPath", "string")}),
+                ),
+                3: (
+                    "configMapKeyRef",
+                    (
+                        "message",
+                        {
+                            1: ("localObjectReference", ("message", LOCAL_REF)),
+                            2: ("key", "string"),
+                            3: ("optional", "bool"),
+                        },
+                    ),
+                ),
+                4: (
+                    "secretKeyRef",
+                    (
+                        "message",
+                        {
+                            1: ("localObjectReference", ("message", LOCAL_REF)),
+                            2: ("key", "string"),
+                            3: ("optional", "bool"),
+                        },
+                    ),
+                ),
+            },
+        ),
+    ),
+}
+CONTAINER: Spec = {
+    1: ("name", "string"),
+    2: ("image", "string"),
+    3: ("command", ("repeated", "string")),
+    4: ("args", ("repeated", "string")),
+    5: ("workingDir", "string"),
+    6: (
+        "ports",
+        (
+            "repeated",
+            (
+                "message",
+                {
+                    1: ("name", "string"),
+                    2: ("hostPort", "int"),
+                    3: ("containerPort", "int0"),
+                    4: ("protocol", "string"),
+                    5: ("hostIP", "string"),
+                },
+            ),
+        ),
+    ),
+    7: ("env", ("repeated", ("message", ENV_VAR))),
+    8: (
+        "resources",
+        (
+            "message",
+            {
+                1: ("limits", ("map", "quantity")),
+                2: ("requests", ("map", "quantity")),
+            },
+        ),
+    ),
+    9: (
+        "volumeMounts",
+        (
+            "repeated",
+            (
+                "message",
+                {
+                    1: ("name", "string"),
+                    2: ("readOnly", "bool"),
+                    3: ("mountPath", "string"),
+                    4: ("subPath", "string"),
+                },
+            ),
+        ),
+    ),
+    13: ("terminationMessagePath", "string"),
+    14: ("imagePullPolicy", "string"),
+    16: ("stdin", "bool"),
+    17: ("stdinOnce", "bool"),
+    18: ("tty", "bool"),
+    20: ("terminationMessagePolicy", "string"),
+}
+POD_SPEC: Spec = {
+    2: ("containers", ("repeated", ("message", CONTAINER))),
+    3: ("restartPolicy", "string"),
+    4: ("terminationGracePeriodSeconds", "int0"),
+    5: ("activeDeadlineSeconds", "int0"),
+    6: ("dnsPolicy", "string"),
+    7: ("nodeSelector", ("map", "string")),
+    8: ("serviceAccountName", "string"),
+    10: ("nodeName", "string"),
+    11: ("hostNetwork", "bool"),
+    15: ("imagePullSecrets", ("repeated", ("message", LOCAL_REF))),
+    16: ("hostname", "string"),
+    17: ("subdomain", "string"),
+    19: ("schedulerName", "string"),
+    20: ("initContainers", ("repeated", ("message", CONTAINER))),
+    24: ("priorityClassName", "string"),
+}
+POD_TEMPLATE: Spec = {1: ("metadata", ("message", OBJECT_META)), 2: ("spec", ("message", POD_SPEC))}
+POLICY_RULE: Spec = {
+    1: ("verbs", ("repeated", "string")),
+    2: ("apiGroups", ("repeated", "string")),
+    3: ("resources", ("repeated", "string")),
+    4: ("resourceNames", ("repeated", "string")),
+    5: ("nonResourceURLs", ("repeated", "string")),
+}
+BINDING: Spec = {
+    1: ("metadata", ("message", OBJECT_META)),
+    2: (
+        "subjects",
+        (
+            "repeated",
+            (
+                "message",
+                {
+                    1: ("kind", "string"),
+                    2: ("apiGroup", "string"),
+                    3: ("name", "string"),
+                    4: ("namespace", "string"),
+                },
+            ),
+        ),
+    ),
+    3: (
+        "roleRef",
+        ("message", {1: ("apiGroup", "string"), 2: ("kind", "string"), 3: ("name", "string")}),
+    ),
+}
 KINDS: dict[str, Spec] = {
     "Namespace": {
         1: ("metadata", ("message", OBJECT_META)),
@@ -68,6 +227,69 @@ KINDS: dict[str, Spec] = {
         3: ("imagePullSecrets", ("repeated", ("message", LOCAL_REF))),
         4: ("automountServiceAccountToken", "bool"),
     },
+    "Service": {
+        1: ("metadata", ("message", OBJECT_META)),
+        2: (
+            "spec",
+            (
+                "message",
+                {
+                    1: (
+                        "ports",
+                        (
+                            "repeated",
+                            (
+                                "message",
+                                {
+                                    1: ("name", "string"),
+                                    2: ("protocol", "string"),
+                                    3: ("port", "int0"),
+                                    4: ("targetPort", "intorstr"),
+                                    5: ("nodePort", "int"),
+                                    6: ("appProtocol", "string"),
+                                },
+                            ),
+                        ),
+                    ),
+                    2: ("selector", ("map", "string")),
+                    3: ("clusterIP", "string"),
+                    4: ("type", "string"),
+                    5: ("externalIPs", ("repeated", "string")),
+                    7: ("sessionAffinity", "string"),
+                    10: ("externalName", "string"),
+                },
+            ),
+        ),
+    },
+    "Deployment": {
+        1: ("metadata", ("message", OBJECT_META)),
+        2: (
+            "spec",
+            (
+                "message",
+                {
+                    1: ("replicas", "int0"),
+                    2: ("selector", ("message", LABEL_SELECTOR)),
+                    3: ("template", ("message", POD_TEMPLATE)),
+                    4: ("strategy", ("message", {1: ("type", "string")})),
+                    5: ("minReadySeconds", "int"),
+                    6: ("revisionHistoryLimit", "int0"),
+                    7: ("paused", "bool"),
+                    9: ("progressDeadlineSeconds", "int0"),
+                },
+            ),
+        ),
+    },
+    "Role": {
+        1: ("metadata", ("message", OBJECT_META)),
+        2: ("rules", ("repeated", ("message", POLICY_RULE))),
+    },
+    "ClusterRole": {
+        1: ("metadata", ("message", OBJECT_META)),
+        2: ("rules", ("repeated", ("message", POLICY_RULE))),
+    },
+    "RoleBinding": BINDING,
+    "ClusterRoleBinding": BINDING,
 }
 
 
@@ -117,21 +339,32 @@ def _scalar(kind: Any, value: Any) -> Any:
         return bytes(value).decode()
     if kind == "bytes":
         return base64.b64encode(bytes(value)).decode()
-    if kind == "int":
+    if kind in ("int", "int0"):
         return value - (1 << 64) if value >= 1 << 63 else value
     if kind == "bool":
         return bool(value)
+    if kind == "quantity":
+        return bytes(dict((n, v) for n, _, v in _fields(bytes(value))).get(1, b"")).decode()
+    if kind == "intorstr":
+        parts = {n: v for n, _, v in _fields(bytes(value))}
+        return bytes(parts.get(3, b"")).decode() if parts.get(1) == 1 else parts.get(2, 0)
     if isinstance(kind, tuple) and kind[0] == "message":
         return decode_message(bytes(value), kind[1])
     raise ProtobufError(f"unsupported field type {kind!r}")
 
 
+def _is_zero(kind: Any, value: Any) -> bool:
+    """Go's omitempty: gogo protobuf writes unset non-pointer fields, JSON would omit them."""
+    return (kind == "string" and value == "") or (kind in ("bool", "int") and not value)
+
+
 def decode_message(data: bytes, spec: Spec) -> dict[str, Any]:
     obj: dict[str, Any] = {}
-    for number, _, value in _fields(data):
+    for number, _, raw in _fields(data):
         if number not in spec:
             continue  # fields we do not model (timestamps, managedFields) are server-set anyway
         name, kind = spec[number]
+        value: Any = raw
         if isinstance(kind, tuple) and kind[0] == "map":
             entry = {n: v for n, _, v in _fields(bytes(value))}
             key = bytes(entry.get(1, b"")).decode()
@@ -139,7 +372,9 @@ def decode_message(data: bytes, spec: Spec) -> dict[str, Any]:
         elif isinstance(kind, tuple) and kind[0] == "repeated":
             obj.setdefault(name, []).append(_scalar(kind[1], value))
         else:
-            obj[name] = _scalar(kind, value)
+            decoded = _scalar(kind, value)
+            if not _is_zero(kind, decoded):
+                obj[name] = decoded
     return obj
 
 

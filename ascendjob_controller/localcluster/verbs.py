@@ -393,6 +393,11 @@ class Api:
             if opts.dry_run:
                 return Result(existing)
             if rt is builtin.NAMESPACES:
+                if name in builtin.PROTECTED_NAMESPACES:
+                    raise forbidden(
+                        f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+                        {"name": name, "kind": "namespaces"},
+                    )
                 return self._mark_namespace(existing)
             if opts.propagation == "Orphan":
                 self._orphan_dependents(meta.get("uid", ""))

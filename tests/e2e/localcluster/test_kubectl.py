@@ -271,3 +271,35 @@ def test_typed_create_commands_send_protobuf_and_work(kubectl: Kubectl, ns: str)
     assert kubectl("get", "sa", "robot", "-n", ns, "-o", "name").stdout.strip() == (
         "serviceaccount/robot"
     )
+
+
+def test_typed_create_of_workload_and_rbac_kinds(kubectl: Kubectl, ns: str) -> None:
+    kubectl(
+        "create", "deployment", "web", "-n", ns, "--image=nginx:1.27", "--port=80", "--replicas=2"
+    )
+    deploy = json.loads(kubectl("get", "deploy", "web", "-n", ns, "-o", "json").stdout)
+    assert deploy["spec"]["replicas"] == 2
+    assert deploy["spec"]["selector"] == {"matchLabels": {"app": "web"}}
+    container = deploy["spec"]["template"]["spec"]["containers"][0]
+    assert (container["image"], container["ports"][0]["containerPort"]) == ("nginx:1.27", 80)
+    kubectl("create", "service", "clusterip", "web", "-n", ns, "--tcp=80:8080")
+    svc = json.loads(kubectl("get", "svc", "web", "-n", ns, "-o", "json").stdout)
+    assert svc["spec"]["ports"][0]["targetPort"] == 8080
+    assert svc["spec"]["clusterIP"].startswith("10.")
+    kubectl("create", "role", "reader", "-n", ns, "--verb=get,list", "--resource=pods")
+    kubectl(
+        "create",
+        "rolebinding",
+        "reader",
+        "-n",
+        ns,
+        "--role=reader",
+        f"--serviceaccount={ns}:default",
+    )
+    binding = json.loads(kubectl("get", "rolebinding", "reader", "-n", ns, "-o", "json").stdout)
+    assert binding["roleRef"] == {
+        "apiGroup": "rbac.authorization.k8s.io",
+        "kind": "Role",
+        "name": "reader",
+    }
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "default", "namespace": ns}]
