@@ -6,6 +6,7 @@ kubeconfig pointing at it; stop() ends watches, the kubelet and the server threa
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,31 @@ def kubeconfig_text(url: str) -> str:
         "preferences": {},
     }
     return yaml.safe_dump(config, sort_keys=False)
+
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def with_last_applied(doc: dict[str, Any]) -> dict[str, Any]:
+    """The manifest as `kubectl apply` would have stored it, annotation included.
+
+    Preloaded CRDs then look installed by `kubectl apply -f manifests/crd/`, so applying that
+    directory again reports "unchanged" instead of warning about a missing annotation. The
+    annotation is kubectl's encoding: sorted compact JSON with annotations {} and Go's escapes.
+    """
+    obj = json.loads(json.dumps(doc))
+    obj.setdefault("metadata", {}).setdefault("annotations", {})
+    encoded = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    for char, escape in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        encoded = encoded.replace(char, escape)
+    obj["metadata"]["annotations"][LAST_APPLIED] = encoded + "\n"
+    return obj
 
 
 class LocalCluster:
@@ -89,7 +115,7 @@ class LocalCluster:
             for path in sorted(self._crd_dir.glob("*.yaml")):
                 for doc in yaml.safe_load_all(path.read_text()):
                     if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
-                        self.api.create(builtin.CRDS, "", doc)
+                        self.api.create(builtin.CRDS, "", with_last_applied(doc))
 
     # --- lifecycle -------------------------------------------------------------------------
     @property

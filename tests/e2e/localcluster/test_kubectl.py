@@ -65,7 +65,12 @@ def _eventually(check: Callable[[], bool], timeout: float = 30.0) -> bool:
 
 def test_apply_crds_then_samples_with_default_validation(kubectl: Kubectl, repo_root: Path) -> None:
     out = kubectl("apply", "-f", "manifests/crd/")
-    assert "ascendjobs.mindxdl.gitee.com" in out.stdout
+    # preloaded as if kubectl-applied: unchanged, and no missing-annotation warning
+    assert (
+        "customresourcedefinition.apiextensions.k8s.io/ascendjobs.mindxdl.gitee.com unchanged"
+        in (out.stdout)
+    )
+    assert "Warning" not in out.stderr
     samples = sorted(
         p
         for p in (repo_root / "manifests" / "samples").glob("*.yaml")
