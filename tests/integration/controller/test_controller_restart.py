@@ -1,0 +1,77 @@
+"""status.restartCount survives a controller restart in the middle of a job.
+
+This module starts and stops its own controllers (the shared `controller` fixture is not used).
+"""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from ascendjob_controller.kube.client import ASCENDJOBS, KubeClient
+from tests.integration.controller.conftest import start_controller
+from tests.integration.controller.helpers import (
+    Kubelet,
+    fresh_namespace,
+    pods_of,
+    pytorch_job,
+    status_of,
+    wait_for,
+    wait_pods,
+    wait_state,
+)
+
+pytestmark = pytest.mark.integration
+
+
+def _restart_count_is(kube: KubeClient, ns: str, name: str, n: int) -> bool:
+    return status_of(kube, ns, name).get("restartCount") == n
+
+
+def test_restart_count_survives_a_controller_restart(
+    bare_cluster: object, kube: KubeClient, kubelet: Kubelet
+) -> None:
+    ns = fresh_namespace(kube)
+    first = start_controller(bare_cluster)
+    try:
+        kube.create(ASCENDJOBS, ns, pytorch_job("of", policy="OnFailure"))
+        kube.create(ASCENDJOBS, ns, pytorch_job("ec", policy="ExitCode"))
+        of_pods, ec_pods = wait_pods(kube, ns, "of", 2), wait_pods(kube, ns, "ec", 2)
+        kubelet.run_all(of_pods)
+        kubelet.run_all(ec_pods)
+        wait_state(kube, ns, "of", "Running")
+        wait_state(kube, ns, "ec", "Running")
+        kubelet.restart_container(of_pods["of-worker-0"], restart_count=1)
+        kubelet.failed(ec_pods["ec-worker-0"], 137)
+        wait_for(lambda: _restart_count_is(kube, ns, "of", 1), "of restartCount 1")
+        wait_for(lambda: _restart_count_is(kube, ns, "ec", 1), "ec restartCount 1")
+    finally:
+        first.stop(10.0)
+
+    # While no controller runs, kubelet restarts the container again.
+    kubelet.restart_container(of_pods["of-worker-0"], restart_count=2)
+
+    second = start_controller(bare_cluster)
+    try:
+        # The new controller folds in the one restart it has not seen, and nothing twice.
+        wait_for(lambda: _restart_count_is(kube, ns, "of", 2), "of restartCount 2")
+        ec_new = wait_for(
+            lambda: (
+                (p := pods_of(kube, ns, "ec").get("ec-worker-0"))
+                and p["metadata"]["uid"] != ec_pods["ec-worker-0"]["metadata"]["uid"]
+                and p
+            ),
+            "ec-worker-0 recreated",
+        )
+        threading.Event().wait(1.5)
+        assert status_of(kube, ns, "of")["restartCount"] == 2
+        assert status_of(kube, ns, "ec")["restartCount"] == 1
+
+        kubelet.succeed_all(pods_of(kube, ns, "of"))
+        kubelet.succeeded(ec_new)
+        kubelet.succeeded(ec_pods["ec-master-0"])
+        assert wait_state(kube, ns, "of", "Succeeded")["restartCount"] == 2
+        assert wait_state(kube, ns, "ec", "Succeeded")["restartCount"] == 1
+    finally:
+        second.stop(10.0)

@@ -1,0 +1,91 @@
+"""API cost of one job: a bounded number of writes, no reads, and no status-write loop.
+
+Own module, so its cluster serves nothing but this controller and this test. The test follows
+the job through the controller's informer cache, not the API, so every request counted after
+the job is created (other than the test's own pod-status writes) is the controller's.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from ascendjob_controller.controller import AscendJobController
+from ascendjob_controller.kube.client import ASCENDJOBS, KubeClient
+from tests.integration.controller.conftest import start_controller
+from tests.integration.controller.helpers import Kubelet, pytorch_job, state_of, wait_for
+
+pytestmark = pytest.mark.integration
+
+NS = "default"
+WRITES = ("create", "update", "patch", "delete")
+READS = ("get", "list")
+
+
+@pytest.fixture(scope="module")
+def ctl(bare_cluster: Any) -> Iterator[AscendJobController]:
+    controller = start_controller(bare_cluster)
+    wait_for(controller.has_synced, "the informers to sync")
+    yield controller
+    controller.stop(10.0)
+
+
+def _counts(cluster: Any) -> dict[str, int]:
+    return {verb: cluster.request_count(verb) for verb in WRITES + READS}
+
+
+def _cached_state(ctl: AscendJobController, name: str) -> str | None:
+    job = ctl.jobs.store.get(f"{NS}/{name}")
+    return state_of((job or {}).get("status") or {}) if job else None
+
+
+def _cached_pods(ctl: AscendJobController, name: str) -> dict[str, dict[str, Any]]:
+    pods = ctl.pods.store.by_index("job", f"{NS}/{name}")
+    return {p["metadata"]["name"]: p for p in pods}
+
+
+def test_created_to_succeeded_request_budget_and_no_loop(
+    bare_cluster: Any, kube: KubeClient, kubelet: Kubelet, ctl: AscendJobController
+) -> None:
+    before = _counts(bare_cluster)
+    status_before = bare_cluster.request_count("update", "ascendjobs/status")
+    kube.create(ASCENDJOBS, NS, pytorch_job("budget", workers=1))
+    pods = wait_for(lambda: len(p := _cached_pods(ctl, "budget")) == 2 and p, "2 pods cached")
+    wait_for(lambda: _cached_state(ctl, "budget") == "Created", "Created")
+    kubelet.run_all(pods)
+    wait_for(lambda: _cached_state(ctl, "budget") == "Running", "Running")
+    kubelet.succeed_all(pods)
+    wait_for(lambda: _cached_state(ctl, "budget") == "Succeeded", "Succeeded")
+    ctl.recorder.flush(10.0)
+    threading.Event().wait(1.0)  # let any stray follow-up reconcile happen before counting
+    ctl.recorder.flush(10.0)
+    after = _counts(bare_cluster)
+
+    used = {verb: after[verb] - before[verb] for verb in after}
+    test_writes = {"create": 1, "patch": 4}  # the job, and 2 pods x (Running, Succeeded)
+    controller = {verb: used[verb] - test_writes.get(verb, 0) for verb in used}
+
+    status_writes = bare_cluster.request_count("update", "ascendjobs/status") - status_before
+    print("controller requests:", controller, "status writes:", status_writes)
+    # The bound, stated: creates = 1 Service + 2 pods; status writes = the first status
+    # (Created) plus at most one per pod phase change the test made (4); events = one per
+    # child created (3) plus JobSucceeded. Nothing is deleted (cleanPodPolicy None) and
+    # nothing is read: the reconciler works from its caches.
+    creates, needed_status, events = 3, 1 + 4, 3 + 1
+    assert controller["get"] == 0 and controller["list"] == 0, controller
+    assert controller["delete"] == 0, controller
+    assert status_writes <= needed_status, status_writes
+    assert bare_cluster.request_count("create", "pods") == 2
+    assert bare_cluster.request_count("create", "services") == 1
+    total_writes = sum(controller[v] for v in WRITES)
+    assert total_writes <= creates + needed_status + events, controller
+
+    # No loop: once finished, the job costs nothing more.
+    quiet_from = sum(bare_cluster.request_count(v) for v in WRITES + READS)
+    threading.Event().wait(2.5)
+    quiet_to = sum(bare_cluster.request_count(v) for v in WRITES + READS)
+    assert quiet_to == quiet_from, "requests kept coming after the job finished"
+    assert _cached_state(ctl, "budget") == "Succeeded"
