@@ -447,12 +447,26 @@ class SimulatedKubelet:
         return path + "/status" if status else path
 
     def _patch(self, pod: dict[str, Any], body: dict[str, Any], status: bool, run: _PodRun) -> bool:
+        """Write body's fields with a JSON patch guarded by a uid test.
+
+        Pods are addressed by name, and controllers re-create pods under the same name: the
+        `test` op makes a write meant for a deleted pod fail (422) instead of landing on its
+        successor.
+        """
+        uid = (pod.get("metadata") or {}).get("uid")
+        ops: list[dict[str, Any]] = [{"op": "test", "path": "/metadata/uid", "value": uid}]
+        for top, fields in body.items():
+            if not isinstance(pod.get(top), dict):
+                ops.append({"op": "add", "path": f"/{top}", "value": {}})
+            for key, value in fields.items():
+                pointer = key.replace("~", "~0").replace("/", "~1")
+                ops.append({"op": "add", "path": f"/{top}/{pointer}", "value": value})
         code, _ = self._http.request(
-            "PATCH", self._pod_path(pod, status), body, "application/merge-patch+json"
+            "PATCH", self._pod_path(pod, status), ops, "application/json-patch+json"
         )
-        if code == 404:
+        if code in (404, 422):
             with self._lock:
-                run.stage = "done"  # gone; the DELETED event will clean up
+                run.stage = "done"  # gone or replaced; the watch will tell us about the new one
             return False
         if code >= 300:
             log.warning("kubelet: pod %s patch got %s; will retry", run.key, code)

@@ -267,3 +267,24 @@ def test_stop_returns_promptly(bare_cluster: Any) -> None:
     started = time.monotonic()
     extra.stop()
     assert time.monotonic() - started < 5.0  # the contract is ~2 s; generous for a busy box
+
+
+def test_writes_for_a_deleted_pod_never_land_on_its_same_name_successor(
+    bare_cluster: Any, kubelet: SimulatedKubelet, core: client.CoreV1Api
+) -> None:
+    from ascendjob_controller.localcluster.kubelet import _PodRun
+
+    name = unique("succ")
+    make_pod(core, name, seconds="30")
+    old = bare_cluster.api_client().sanitize_for_serialization(
+        core.read_namespaced_pod(name, "default")
+    )
+    core.delete_namespaced_pod(name, "default")
+    make_pod(core, name, seconds="30")
+    wait_for(phase_is(core, name, "Running"), "successor Running")
+    idle = SimulatedKubelet(bare_cluster.url, node_name="unused")  # never started: no threads
+    run = _PodRun(key=f"default/{name}", stage="running")
+    assert not idle._patch(old, {"status": {"phase": "Failed"}}, True, run)
+    assert run.stage == "done"
+    assert core.read_namespaced_pod(name, "default").status.phase == "Running"
+    core.delete_namespaced_pod(name, "default")
