@@ -1,0 +1,136 @@
+"""End to end: the real kubectl, the local cluster's simulated kubelet, our controller.
+
+The samples in manifests/samples/ are applied with `kubectl apply` (the simulated run time
+shortened to keep the suite quick) and followed with `kubectl get acjob`, the way a user
+would watch them. The controller runs in-process against the cluster's kubeconfig.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from ascendjob_controller.controller import AscendJobController, ControllerOptions
+from ascendjob_controller.kube.client import KubeClient
+from ascendjob_controller.localcluster.cluster import LocalCluster
+
+pytestmark = pytest.mark.e2e
+
+SAMPLES = Path(__file__).resolve().parents[3] / "manifests" / "samples"
+SEED = "pytorch_multinodes_acjob_910b.yaml"  # applied exactly as shipped
+FRAMEWORK_SAMPLES = ("acjob_pytorch.yaml", "acjob_mindspore.yaml", "acjob_tensorflow.yaml")
+EXITCODE_SAMPLE = "acjob_restart_exitcode.yaml"  # a Worker scripted "137,0"
+RUN_SECONDS = "2"  # long enough for `kubectl get` to catch the job before it finishes
+WAIT = 120.0
+TERMINAL = ("Succeeded", "Failed")
+
+Kubectl = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def controller(local_cluster: LocalCluster) -> Iterator[AscendJobController]:
+    client = KubeClient.from_kubeconfig(str(local_cluster.kubeconfig_path))
+    ctl = AscendJobController(client, ControllerOptions(workers=4))
+    ctl.start()
+    yield ctl
+    ctl.stop(10.0)
+
+
+@pytest.fixture(scope="module")
+def kubectl(local_cluster: LocalCluster, kubectl_bin: str) -> Kubectl:
+    def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        cmd = [kubectl_bin, "--kubeconfig", str(local_cluster.kubeconfig_path), *args]
+        proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, timeout=60)
+        if proc.returncode != 0:
+            raise AssertionError(f"kubectl {' '.join(args)} failed: {proc.stderr}")
+        return proc
+
+    return run
+
+
+def _shortened(doc: dict[str, Any]) -> dict[str, Any]:
+    """The sample with every simulated run shortened; exit-code scripts are kept."""
+    for spec in doc["spec"]["replicaSpecs"].values():
+        meta = spec["template"].setdefault("metadata", {})
+        meta.setdefault("annotations", {})["sim.acjob.local/run-seconds"] = RUN_SECONDS
+    return doc
+
+
+def _load(name: str, *, shorten: bool = True) -> dict[str, Any]:
+    doc = yaml.safe_load((SAMPLES / name).read_text())
+    assert isinstance(doc, dict) and doc["kind"] == "AscendJob", name
+    return _shortened(doc) if shorten else doc
+
+
+def _table(kubectl: Kubectl, ns: str) -> dict[str, list[str]]:
+    """`kubectl get acjob` rows by name: [STATUS, AGE, RESTARTS] as printed."""
+    out = kubectl("get", "acjob", "-n", ns, "--no-headers").stdout
+    rows: dict[str, list[str]] = {}
+    for line in out.splitlines():
+        cells = line.split()
+        if len(cells) >= 2:
+            rows[cells[0]] = cells[1:]
+    return rows
+
+
+def _follow(kubectl: Kubectl, ns: str, names: list[str]) -> dict[str, list[str]]:
+    """Poll `kubectl get acjob` until every job is terminal; the distinct STATUS values seen."""
+    seen: dict[str, list[str]] = {name: [] for name in names}
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        rows = _table(kubectl, ns)
+        for name in names:
+            status = rows.get(name, ["<none>"])[0]
+            if status != "<none>" and (not seen[name] or seen[name][-1] != status):
+                seen[name].append(status)
+        if all(seen[n] and seen[n][-1] in TERMINAL for n in names):
+            return seen
+        threading.Event().wait(0.2)
+    raise AssertionError(f"jobs did not finish in {WAIT}s; STATUS values seen: {seen}")
+
+
+def test_samples_reach_succeeded_with_status_column_moving(
+    kubectl: Kubectl, controller: AscendJobController
+) -> None:
+    ns = f"e2e-{uuid.uuid4().hex[:6]}"
+    kubectl("create", "namespace", ns)
+    docs = [_load(SEED, shorten=False)] + [_load(n) for n in FRAMEWORK_SAMPLES]
+    docs.append(_load(EXITCODE_SAMPLE))
+    names = [d["metadata"]["name"] for d in docs]
+    assert {d["metadata"]["labels"]["framework"] for d in docs} == {
+        "pytorch",
+        "mindspore",
+        "tensorflow",
+    }
+    kubectl("apply", "-n", ns, "-f", "-", stdin=yaml.safe_dump_all(docs))
+
+    seen = _follow(kubectl, ns, names)
+    print("STATUS values seen:", seen)
+    for name in names:
+        assert seen[name][-1] == "Succeeded", f"{name}: STATUS values seen {seen[name]}"
+        assert len(seen[name]) >= 2, f"{name}: STATUS never moved, saw only {seen[name]}"
+        assert set(seen[name][:-1]) <= {"Created", "Running", "Restarting"}, seen[name]
+        state = kubectl(
+            "get", "acjob", name, "-n", ns, "-o", "jsonpath={.status.conditions[-1:].type}"
+        ).stdout
+        assert state == "Succeeded", name
+        completion = kubectl(
+            "get", "acjob", name, "-n", ns, "-o", "jsonpath={.status.completionTime}"
+        ).stdout
+        assert completion, f"{name} has no completionTime"
+
+    rows = _table(kubectl, ns)
+    exitcode_job = _load(EXITCODE_SAMPLE)["metadata"]["name"]
+    assert rows[exitcode_job][0] == "Succeeded"
+    assert rows[exitcode_job][-1] == "1", f"RESTARTS of {exitcode_job}: {rows[exitcode_job]}"
+    for name in names:
+        if name != exitcode_job:
+            assert rows[name][-1] == "0", f"RESTARTS of {name}: {rows[name]}"
