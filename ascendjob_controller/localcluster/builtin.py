@@ -106,6 +106,56 @@ BUILTIN_TYPES: tuple[ResourceType, ...] = (
     ROLEBINDINGS,
 )
 
+# Field selectors each kind supports beyond metadata.name/metadata.namespace (as kube's
+# field label conversion functions allow); anything else is 400 "field label not supported".
+_POD_FIELDS = frozenset(
+    {
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.schedulerName",
+        "spec.serviceAccountName",
+        "spec.hostNetwork",
+        "status.phase",
+        "status.podIP",
+        "status.podIPs",
+        "status.nominatedNodeName",
+    }
+)
+_EVENT_FIELDS = frozenset(
+    {
+        "involvedObject.kind",
+        "involvedObject.namespace",
+        "involvedObject.name",
+        "involvedObject.uid",
+        "involvedObject.apiVersion",
+        "involvedObject.resourceVersion",
+        "involvedObject.fieldPath",
+        "reason",
+        "reportingComponent",
+        "source",
+        "type",
+    }
+)
+SELECTABLE_FIELDS: dict[str, frozenset[str]] = {
+    "pods": _POD_FIELDS,
+    "events": _EVENT_FIELDS,
+    "events.events.k8s.io": frozenset(
+        {
+            "regarding.kind",
+            "regarding.namespace",
+            "regarding.name",
+            "regarding.uid",
+            "reason",
+            "type",
+            "reportingController",
+        }
+    ),
+    "namespaces": frozenset({"status.phase"}),
+    "nodes": frozenset({"spec.unschedulable"}),
+    "secrets": frozenset({"type"}),
+}
+ALWAYS_SELECTABLE = frozenset({"metadata.name", "metadata.namespace"})
+
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 PROTECTED_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 

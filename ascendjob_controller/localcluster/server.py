@@ -493,24 +493,31 @@ class ApiHandler(BaseHTTPRequestHandler):
         state = self.server.state
         store = state.api.store
         rt = route.rt
-        match = make_matcher(query.get("labelSelector", ""), query.get("fieldSelector", ""))
+        match = make_matcher(
+            query.get("labelSelector", ""), query.get("fieldSelector", ""), route.rt
+        )
         try:
             timeout = float(query.get("timeoutSeconds") or 1800)
         except ValueError as err:
             raise bad_request("invalid timeoutSeconds") from err
         bookmarks = _flag(query.get("allowWatchBookmarks"))
         rv_param = query.get("resourceVersion", "")
+        send_initial = _flag(query.get("sendInitialEvents"))
         initial: list[Entry] = []
         error: ApiError | None = None
         position = store.head()
+        current_rv = store.resource_version
         if state.faults.take_expire():
             error = ApiError(410, "Expired", "too old resource version: forced by fault injection")
-        elif rv_param in ("", "0"):
-            entries, position, _ = store.snapshot(rt.group_resource, route.namespace or None)
+        elif rv_param in ("", "0") or send_initial:
+            entries, position, current_rv = store.snapshot(
+                rt.group_resource, route.namespace or None
+            )
             initial = [e for e in entries if match is None or match(e.obj)]
         else:
             try:
                 position = store.position_after(int(rv_param))
+                current_rv = int(rv_param)  # until the first fetch catches up
             except ValueError as err:
                 raise bad_request(f"invalid resourceVersion {rv_param!r}") from err
             except ApiError as err:
@@ -528,10 +535,12 @@ class ApiHandler(BaseHTTPRequestHandler):
             return
         if initial:
             self._chunk(b"".join(line("ADDED", e) for e in initial))
+        if send_initial and bookmarks:
+            # the WatchList protocol: a bookmark marks the end of the initial state
+            self._chunk(self._bookmark(rt, current_rv, initial_events_end=True))
         epoch = state.faults.watch_epoch
         deadline = time.monotonic() + timeout
         next_bookmark = time.monotonic() + state.bookmark_interval
-        current_rv = store.resource_version
         while True:
             now = time.monotonic()
             if now >= deadline:
@@ -602,12 +611,11 @@ class ApiHandler(BaseHTTPRequestHandler):
         return raw_line
 
     @staticmethod
-    def _bookmark(rt: ResourceType, rv: int) -> bytes:
-        obj = {
-            "kind": rt.kind,
-            "apiVersion": rt.group_version,
-            "metadata": {"resourceVersion": str(rv)},
-        }
+    def _bookmark(rt: ResourceType, rv: int, initial_events_end: bool = False) -> bytes:
+        meta: dict[str, Any] = {"resourceVersion": str(rv)}
+        if initial_events_end:
+            meta["annotations"] = {"k8s.io/initial-events-end": "true"}
+        obj = {"kind": rt.kind, "apiVersion": rt.group_version, "metadata": meta}
         return dumps({"type": "BOOKMARK", "object": obj}) + b"\n"
 
     def _chunk(self, data: bytes) -> None:

@@ -145,7 +145,7 @@ class Api:
         limit: int = 0,
         continue_token: str = "",
     ) -> ListResult:
-        match = make_matcher(label_selector, field_selector)
+        match = make_matcher(label_selector, field_selector, rt)
         after = None
         if continue_token:
             _, after = decode_continue(continue_token)
@@ -244,6 +244,27 @@ class Api:
             rv = meta.get("resourceVersion")
             if rv and rv != existing.obj["metadata"]["resourceVersion"]:
                 raise stale(rt, name)
+            if not rv and not rt.builtin:
+                # custom resources do not allow unconditional updates
+                raise invalid(
+                    rt,
+                    name,
+                    [
+                        {
+                            "reason": "FieldValueInvalid",
+                            "message": "Invalid value: 0x0: must be specified for an update",
+                            "field": "metadata.resourceVersion",
+                        }
+                    ],
+                )
+            uid = meta.get("uid")
+            if uid and uid != existing.obj["metadata"].get("uid"):
+                raise conflict(
+                    rt,
+                    name,
+                    f"Precondition failed: UID in precondition: {uid}, "
+                    f"UID in object meta: {existing.obj['metadata'].get('uid')}",
+                )
             return self._replace(rt, existing, obj, subresource, field_validation, dry_run)
 
     def patch(
@@ -620,7 +641,7 @@ class Api:
 
 
 def make_matcher(
-    label_selector: str, field_selector: str
+    label_selector: str, field_selector: str, rt: ResourceType | None = None
 ) -> Callable[[dict[str, Any]], bool] | None:
     """A predicate for list/watch, or None when nothing is selected on (the fast path)."""
     if not label_selector and not field_selector:
@@ -636,6 +657,13 @@ def make_matcher(
         fields = parse_field_selector(field_selector) if field_selector else None
     except SelectorError as err:
         raise bad_request(str(err)) from err
+    if fields is not None and rt is not None:
+        allowed = builtin.ALWAYS_SELECTABLE | builtin.SELECTABLE_FIELDS.get(
+            rt.group_resource, frozenset()
+        )
+        for name in fields.fields:
+            if name not in allowed:
+                raise bad_request(f"field label not supported: {name}")
 
     def match(obj: dict[str, Any]) -> bool:
         if labels is not None and not labels.matches(obj["metadata"].get("labels") or {}):

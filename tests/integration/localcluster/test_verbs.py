@@ -343,3 +343,14 @@ def test_yaml_body_with_a_timestamp_is_accepted(cluster: LocalCluster, namespace
     )
     assert code == 201, created
     assert created["metadata"]["creationTimestamp"] != "2024-01-01T00:00:00Z"  # server-set
+
+
+def test_custom_resource_put_without_resource_version_is_422(custom: Any, namespace: str) -> None:
+    job = custom.create_namespaced_custom_object(
+        GROUP, VERSION, namespace, PLURAL, acjob_body("norv")
+    )
+    del job["metadata"]["resourceVersion"]
+    with pytest.raises(ApiException) as err:
+        custom.replace_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "norv", job)
+    assert err.value.status == 422
+    assert _status(err)["details"]["causes"][0]["field"] == "metadata.resourceVersion"

@@ -138,3 +138,29 @@ def test_expire_next_watch_forces_one_410(cluster: LocalCluster, core: Any, name
     for event in w.stream(core.list_namespaced_pod, namespace, timeout_seconds=10):
         assert event["object"].metadata.name == "ok"
         w.stop()
+
+
+def test_send_initial_events_ends_with_an_annotated_bookmark(
+    cluster: LocalCluster, core: Any, namespace: str
+) -> None:
+    import json
+    import urllib.request
+
+    core.create_namespaced_pod(namespace, pod_body("one"))
+    url = (
+        f"{cluster.url}/api/v1/namespaces/{namespace}/pods?watch=true&sendInitialEvents=true"
+        "&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=1"
+    )
+    with urllib.request.urlopen(url, timeout=30) as resp:
+        events = [json.loads(line) for line in resp.read().splitlines() if line.strip()]
+    assert events[0]["type"] == "ADDED" and events[0]["object"]["metadata"]["name"] == "one"
+    assert events[1]["type"] == "BOOKMARK"
+    assert events[1]["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}
+
+
+def test_unsupported_field_label_is_400(core: Any, namespace: str) -> None:
+    with pytest.raises(ApiException) as err:
+        core.list_namespaced_config_map(namespace, field_selector="data.x=1")
+    assert err.value.status == 400
+    assert "field label not supported: data.x" in err.value.body
+    assert core.list_namespaced_pod(namespace, field_selector="status.phase=Running").items == []
