@@ -101,6 +101,8 @@ class _PodRun:
     started_at: str = ""
     restart_count: int = 0
     last_terminated: dict[str, Any] | None = None
+    # condition type -> (status, lastTransitionTime): times move only when a status flips
+    transitions: dict[str, tuple[str, str]] = field(default_factory=dict)
     pod_ip: str = ""
     start_time: str = ""
 
@@ -506,15 +508,19 @@ class SimulatedKubelet:
             "startTime": run.start_time or now_rfc3339(),
         }
 
-    def _conditions(self, ready: bool, reason: str = "") -> list[dict[str, Any]]:
+    def _conditions(self, run: _PodRun, ready: bool, reason: str = "") -> list[dict[str, Any]]:
         stamp = now_rfc3339()
 
         def cond(type_: str, ok: bool) -> dict[str, Any]:
+            status = "True" if ok else "False"
+            previous = run.transitions.get(type_)
+            since = previous[1] if previous and previous[0] == status else stamp
+            run.transitions[type_] = (status, since)
             c: dict[str, Any] = {
                 "type": type_,
-                "status": "True" if ok else "False",
+                "status": status,
                 "lastProbeTime": None,
-                "lastTransitionTime": stamp,
+                "lastTransitionTime": since,
             }
             if not ok and reason:
                 c["reason"] = reason
@@ -545,7 +551,7 @@ class SimulatedKubelet:
     def _pending_status(self, pod: dict[str, Any], run: _PodRun) -> dict[str, Any]:
         status = self._base_status(run)
         status["phase"] = "Pending"
-        status["conditions"] = self._conditions(False, "ContainersNotReady")
+        status["conditions"] = self._conditions(run, False, "ContainersNotReady")
         status["containerStatuses"] = [
             {
                 "name": name,
@@ -571,7 +577,7 @@ class SimulatedKubelet:
     def _running_status(self, pod: dict[str, Any], run: _PodRun) -> dict[str, Any]:
         status = self._base_status(run)
         status["phase"] = "Running"
-        status["conditions"] = self._conditions(True)
+        status["conditions"] = self._conditions(run, True)
         statuses = []
         for name in self._container_names(pod):
             cs: dict[str, Any] = {
@@ -622,7 +628,9 @@ class SimulatedKubelet:
             return
         status = self._base_status(run)
         status["phase"] = "Succeeded" if code == 0 else "Failed"
-        status["conditions"] = self._conditions(False, "PodCompleted" if code == 0 else "PodFailed")
+        status["conditions"] = self._conditions(
+            run, False, "PodCompleted" if code == 0 else "PodFailed"
+        )
         status["containerStatuses"] = [
             {
                 "name": name,

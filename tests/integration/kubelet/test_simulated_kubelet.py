@@ -162,7 +162,11 @@ def test_always_policy_restarts_even_on_success(
     kubelet: SimulatedKubelet, core: client.CoreV1Api
 ) -> None:
     name = unique("always")
-    make_pod(core, name, policy="Always", seconds="0.2")
+    make_pod(core, name, policy="Always", seconds="0.7")
+    first = wait_for(phase_is(core, name, "Running"), "Running")
+    scheduled_at = next(
+        c.last_transition_time for c in first.status.conditions if c.type == "PodScheduled"
+    )
 
     def restarted() -> Any:
         pod = core.read_namespaced_pod(name, "default")
@@ -172,6 +176,11 @@ def test_always_policy_restarts_even_on_success(
     pod = wait_for(restarted, "two in-place restarts")
     assert pod.status.phase == "Running"
     assert pod.status.container_statuses[0].last_state.terminated.exit_code == 0
+    # Over 1.4 s of restarts, the unchanged condition keeps its transition time.
+    assert (
+        next(c.last_transition_time for c in pod.status.conditions if c.type == "PodScheduled")
+        == scheduled_at
+    )
     core.delete_namespaced_pod(name, "default")
 
 
