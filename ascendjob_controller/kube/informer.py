@@ -311,18 +311,21 @@ class Informer:
     # --- the reflector ----------------------------------------------------------------------
     def _reflect(self, scope: str | None) -> None:
         backoff = _Backoff(self._backoff[0], self._backoff[1], reset_after=120.0)
-        rv: str | None = None
+        need_list = True
         while not self._stop.is_set():
             try:
-                if rv is None:
-                    rv = self._list_and_replace(scope)
-                rv = self._watch(scope, rv)
+                if need_list:
+                    self._list_and_replace(scope)
+                    need_list = False
+                # Resume from the last resourceVersion *applied*, even if the previous watch
+                # broke mid-stream: replaying applied events would make the cache go backwards.
+                self._watch(scope, self.last_sync_resource_version[scope])
             except ApiError as e:
                 if self._stop.is_set():
                     return
                 if is_gone(e):
                     log.info("watch expired, relisting", extra={"informer": repr(self)})
-                    rv = None
+                    need_list = True
                     continue
                 delay = 0.0 if isinstance(e, WatchTimeoutError) else backoff.next_delay()
                 log.warning(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import socket
 import threading
 import time
 import uuid
@@ -111,6 +112,20 @@ class BlackholeProxy:
         for _, _, dead in conns:
             dead.set()
         self._dead = getattr(self, "_dead", []) + conns
+        return len(conns)
+
+    def reset(self) -> int:
+        """Cut every open connection abruptly, mid-stream (the client sees a broken stream)."""
+        with self._lock:
+            conns, self._conns = self._conns, []
+        for client, upstream, _ in conns:
+            for sock in (client, upstream):
+                # shutdown() first: a bare close() would not wake the pump blocked in recv(),
+                # and the peer would never see the connection end.
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+                with contextlib.suppress(OSError):
+                    sock.close()
         return len(conns)
 
     def close(self) -> None:

@@ -214,20 +214,23 @@ def test_bookmarks_advance_the_resource_version_only(bare_cluster: Any, client: 
         informer.stop()
 
 
-@pytest.mark.parametrize("with_410", [False, True], ids=["dropped", "dropped+410"])
+@pytest.mark.parametrize("mode", ["dropped", "dropped+410", "reset"])
 def test_no_event_lost_or_duplicated_across_reconnects(
-    bare_cluster: Any, client: KubeClient, with_410: bool
+    bare_cluster: Any, client: KubeClient, mode: str
 ) -> None:
     """A writer churns objects while the watch is cut again and again.
 
     Resumed watches (no 410) must deliver every event exactly once: add, update, delete.
     A relist (410) may legitimately skip a whole create-delete lifecycle and collapse
     updates (informers are level-based), but never duplicates nor reorders, and every object
-    that was announced is eventually deleted or matches the server.
+    that was announced is eventually deleted or matches the server. "reset" cuts the TCP
+    connections mid-stream (through a proxy) instead of ending the watch cleanly.
     """
+    with_410 = mode == "dropped+410"
     ns = fresh_namespace(client)
     log = EventLog()
-    informer = started(client, ns, log)
+    proxy = BlackholeProxy(bare_cluster.port) if mode == "reset" else None
+    informer = started(proxy_client(proxy) if proxy else client, ns, log)
     stop = threading.Event()
     created: list[str] = []
     deleted: list[str] = []
@@ -251,7 +254,12 @@ def test_no_event_lost_or_duplicated_across_reconnects(
             time.sleep(0.15)
             if with_410 and i % 4 == 3:
                 bare_cluster.faults.expire_next_watch()
-            bare_cluster.faults.drop_watches()
+            if proxy:
+                before = informer.watch_restarts
+                proxy.reset()
+                wait_for(lambda: informer.watch_restarts > before, what="rewatch")  # noqa: B023
+            else:
+                bare_cluster.faults.drop_watches()
     finally:
         stop.set()
         thread.join(60)
@@ -276,6 +284,17 @@ def test_no_event_lost_or_duplicated_across_reconnects(
             assert informer.lists == 1, "resumed watches never needed a relist"
     finally:
         informer.stop()
+        if proxy:
+            proxy.close()
+
+
+def proxy_client(proxy: BlackholeProxy) -> KubeClient:
+    from kubernetes import client as k8s
+
+    cfg = k8s.Configuration()
+    cfg.host = proxy.url
+    cfg.retries = False
+    return KubeClient(k8s.ApiClient(cfg), qps=1000, burst=1000, backoff_base=0.01)
 
 
 def test_a_dead_watch_connection_recovers_within_its_read_timeout(
