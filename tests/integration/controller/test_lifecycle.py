@@ -18,6 +18,7 @@ from ascendjob_controller.kube.client import (
     CONFIGMAPS,
     PODGROUPS,
     PODS,
+    SERVICES,
     KubeClient,
 )
 from tests.integration.controller.helpers import (
@@ -403,3 +404,121 @@ def test_metrics_follow_jobs(kube: KubeClient, kubelet: Kubelet, ns: str) -> Non
     assert sample("ascendjob_jobs_created_total", labels) == 2
     assert sample("ascendjob_jobs_successful_total", labels) == 1
     assert job_events(kube, ns, "m-bad")
+
+
+def test_orphan_with_our_labels_is_adopted(kube: KubeClient, kubelet: Kubelet, ns: str) -> None:
+    orphan = kube.create(
+        PODS,
+        ns,
+        {
+            "metadata": {"name": "ad-worker-0", "labels": {JOB_LABEL: "ad"}},
+            "spec": {"containers": [{"name": "ascend", "image": "x"}]},
+        },
+    )
+    job = kube.create(ASCENDJOBS, ns, pytorch_job("ad"))
+
+    def adopted() -> dict[str, Any] | None:
+        pod = kube.get(PODS, ns, "ad-worker-0")
+        refs = pod["metadata"].get("ownerReferences") or []
+        return pod if refs else None
+
+    pod = wait_for(adopted, "the orphan adopted")
+    assert pod["metadata"]["uid"] == orphan["metadata"]["uid"]  # adopted, not replaced
+    (ref,) = pod["metadata"]["ownerReferences"]
+    assert ref["uid"] == job["metadata"]["uid"] and ref["controller"] is True
+    assert ref["kind"] == "AscendJob"
+    pods = wait_pods(kube, ns, "ad", 2)
+    kubelet.run_all(pods)
+    wait_state(kube, ns, "ad", "Running")
+
+
+def test_pods_get_the_service_address_and_ranks(kube: KubeClient, ns: str) -> None:
+    kube.create(ASCENDJOBS, ns, pytorch_job("env", workers=2))
+    pods = wait_pods(kube, ns, "env", 3)
+    service = kube.get(SERVICES, ns, "env-master-0")
+    ip = service["spec"]["clusterIP"]
+    assert ip and ip != "None"
+    ranks = {}
+    for name, pod in pods.items():
+        env = {e["name"]: e.get("value") for e in pod["spec"]["containers"][0].get("env", [])}
+        assert env["MASTER_ADDR"] == ip, name
+        assert env["WORLD_SIZE"] == "3"
+        ranks[name] = env["RANK"]
+        assert pod["metadata"]["annotations"]["hccl/rankIndex"] == env["RANK"]
+    assert ranks == {"env-master-0": "0", "env-worker-0": "1", "env-worker-1": "2"}
+
+
+def test_exitcode_without_exit_code_recreates(kube: KubeClient, kubelet: Kubelet, ns: str) -> None:
+    """An evicted pod (phase Failed, no container exit code) is retried under ExitCode."""
+    kube.create(ASCENDJOBS, ns, pytorch_job("ev", policy="ExitCode"))
+    pods = wait_pods(kube, ns, "ev", 2)
+    kubelet.run_all(pods)
+    wait_state(kube, ns, "ev", "Running")
+    victim = pods["ev-worker-0"]
+    kube.patch(
+        PODS,
+        ns,
+        "ev-worker-0",
+        {"status": {"phase": "Failed", "reason": "Evicted", "containerStatuses": []}},
+        subresource="status",
+    )
+    wait_for(
+        lambda: (
+            (p := pods_of(kube, ns, "ev").get("ev-worker-0"))
+            and p["metadata"]["uid"] != victim["metadata"]["uid"]
+        ),
+        "ev-worker-0 recreated",
+    )
+    assert wait_for(lambda: status_of(kube, ns, "ev").get("restartCount") == 1, "1 restart")
+
+
+def test_exitcode_restarts_count_against_backoff_limit(
+    kube: KubeClient, kubelet: Kubelet, ns: str
+) -> None:
+    kube.create(
+        ASCENDJOBS, ns, pytorch_job("eb", policy="ExitCode", run_policy={"backoffLimit": 1})
+    )
+    pods = wait_pods(kube, ns, "eb", 2)
+    kubelet.run_all(pods)
+    wait_state(kube, ns, "eb", "Running")
+    first_uid = pods["eb-worker-0"]["metadata"]["uid"]
+    kubelet.failed(pods["eb-worker-0"], 143)
+    second = wait_for(
+        lambda: (
+            (p := pods_of(kube, ns, "eb").get("eb-worker-0"))
+            and p["metadata"]["uid"] != first_uid
+            and p
+        ),
+        "eb-worker-0 recreated",
+    )
+    kubelet.running(second)
+    wait_state(kube, ns, "eb", "Running")
+    kubelet.failed(second, 137)
+    status = wait_state(kube, ns, "eb", "Failed")
+    assert condition(status, "Failed")["reason"] == "BackoffLimitExceeded"  # type: ignore[index]
+    _settle(1.0)
+    # The failure that exceeded the limit is not retried.
+    assert pods_of(kube, ns, "eb")["eb-worker-0"]["metadata"]["uid"] == second["metadata"]["uid"]
+
+
+def test_onfailure_pod_lost_as_a_whole_is_recreated(
+    kube: KubeClient, kubelet: Kubelet, ns: str
+) -> None:
+    kube.create(ASCENDJOBS, ns, pytorch_job("ol", policy="OnFailure"))
+    pods = wait_pods(kube, ns, "ol", 2)
+    kubelet.run_all(pods)
+    wait_state(kube, ns, "ol", "Running")
+    old_uid = pods["ol-worker-0"]["metadata"]["uid"]
+    kubelet.failed(pods["ol-worker-0"], 1)
+    new = wait_for(
+        lambda: (
+            (p := pods_of(kube, ns, "ol").get("ol-worker-0"))
+            and p["metadata"]["uid"] != old_uid
+            and p
+        ),
+        "ol-worker-0 recreated",
+    )
+    kubelet.running(new)
+    kubelet.succeed_all(pods_of(kube, ns, "ol"))
+    status = wait_state(kube, ns, "ol", "Succeeded")
+    assert status["restartCount"] == 1

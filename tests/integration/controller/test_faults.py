@@ -1,0 +1,82 @@
+"""The controller under API faults: failed pod creates and status conflicts.
+
+Faults are cluster-wide, so this module has its own cluster and controller and clears the
+faults after every test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from ascendjob_controller.controller import AscendJobController
+from ascendjob_controller.kube.client import ASCENDJOBS, KubeClient
+from tests.integration.controller.helpers import (
+    Kubelet,
+    fresh_namespace,
+    job_events,
+    pytorch_job,
+    status_of,
+    wait_event,
+    wait_pods,
+    wait_state,
+)
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture
+def ns(bare_cluster: Any, kube: KubeClient, controller: AscendJobController) -> Iterator[str]:
+    yield fresh_namespace(kube)
+    bare_cluster.faults.clear()
+
+
+def test_failed_pod_create_is_reported_and_retried(
+    bare_cluster: Any, kube: KubeClient, kubelet: Kubelet, ns: str
+) -> None:
+    # 403 is not retried by the client: the reconciler sees it, reports it, and backs off.
+    bare_cluster.faults.fail("create", "pods", code=403, count=2)
+    kube.create(ASCENDJOBS, ns, pytorch_job("fc"))
+    event = wait_event(kube, ns, "fc", "FailedCreatePod")
+    assert event["type"] == "Warning"
+    assert "fault injected: 403" in event["message"], event["message"]
+    # Once the API accepts creates again, the missing pods appear (exactly two of them).
+    pods = wait_pods(kube, ns, "fc", 2)
+    kubelet.run_all(pods)
+    kubelet.succeed_all(pods)
+    wait_state(kube, ns, "fc", "Succeeded")
+    created = [e for e in job_events(kube, ns, "fc") if e["reason"] == "SuccessfulCreatePod"]
+    assert sum(int(e.get("count") or 1) for e in created) == 2
+
+
+def test_status_conflicts_are_replanned_not_lost(
+    bare_cluster: Any, kube: KubeClient, kubelet: Kubelet, ns: str
+) -> None:
+    kube.create(ASCENDJOBS, ns, pytorch_job("cf"))
+    pods = wait_pods(kube, ns, "cf", 2)
+    wait_state(kube, ns, "cf", "Created")
+    bare_cluster.faults.fail("update", "ascendjobs/status", code=409, count=3)
+    kubelet.run_all(pods)
+    wait_state(kube, ns, "cf", "Running")
+    kubelet.succeed_all(pods)
+    status = wait_state(kube, ns, "cf", "Succeeded")
+    assert status["replicaStatuses"]["Worker"]["succeeded"] == 1
+    assert [c["type"] for c in status["conditions"]] == ["Created", "Running", "Succeeded"]
+
+
+def test_user_edit_racing_the_status_write_is_kept(
+    kube: KubeClient, kubelet: Kubelet, ns: str
+) -> None:
+    """A metadata change the controller has not seen yet survives its status writes."""
+    kube.create(ASCENDJOBS, ns, pytorch_job("race"))
+    pods = wait_pods(kube, ns, "race", 2)
+    kubelet.run_all(pods)
+    kube.patch(ASCENDJOBS, ns, "race", {"metadata": {"labels": {"team": "a"}}})
+    wait_state(kube, ns, "race", "Running")
+    kubelet.succeed_all(pods)
+    wait_state(kube, ns, "race", "Succeeded")
+    job = kube.get(ASCENDJOBS, ns, "race")
+    assert job["metadata"]["labels"]["team"] == "a"
+    assert status_of(kube, ns, "race")["replicaStatuses"]["Master"]["succeeded"] == 1
