@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.ship.tools import ControllerProcess, kubectl_apply, small_job, wait_job
+from tests.e2e.ship.tools import ControllerProcess, get_job, kubectl_apply, small_job, wait_job
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -145,3 +145,27 @@ def test_only_the_leader_reconciles_and_a_standby_takes_over(
     )
     wait_job(local_cluster, "ship-failover", ("Succeeded",), timeout=120)
     assert standby.metric_sum("controller_runtime_reconcile_total", controller="ascendjob") > 0
+
+
+def test_namespace_flag_restricts_the_controller(
+    local_cluster: Any, kubectl_bin: str, start_controller: Start
+) -> None:
+    import subprocess
+
+    for namespace in ("ship-team-a", "ship-team-b"):
+        created = subprocess.run(
+            [kubectl_bin, "--kubeconfig", str(local_cluster.kubeconfig_path),
+             "create", "namespace", namespace],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert created.returncode == 0, created.stderr
+    controller = start_controller(local_cluster, "--namespace", "ship-team-a")
+    controller.wait_ready()
+    for namespace in ("ship-team-a", "ship-team-b"):
+        kubectl_apply(
+            kubectl_bin, local_cluster, "-n", namespace, "-f", "-", stdin=small_job("ship-ns", 1)
+        )
+    done = wait_job(local_cluster, "ship-ns", ("Succeeded",), namespace="ship-team-a")
+    assert done["status"]["conditions"][-1]["type"] == "Succeeded"
+    ignored = get_job(local_cluster, "ship-ns", namespace="ship-team-b")
+    assert not (ignored.get("status") or {}).get("conditions"), ignored.get("status")

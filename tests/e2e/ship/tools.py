@@ -145,13 +145,17 @@ def job_state(job: dict[str, Any]) -> str | None:
 
 
 def wait_job(
-    cluster: Any, name: str, states: tuple[str, ...], timeout: float = 120.0
+    cluster: Any,
+    name: str,
+    states: tuple[str, ...],
+    timeout: float = 120.0,
+    namespace: str = "default",
 ) -> dict[str, Any]:
     """Poll until the job's state is one of `states`; the job on success, else AssertionError."""
     deadline = time.monotonic() + timeout
     job: dict[str, Any] = {}
     while time.monotonic() < deadline:
-        job = get_job(cluster, name)
+        job = get_job(cluster, name, namespace)
         if job_state(job) in states:
             return job
         time.sleep(0.25)
