@@ -196,6 +196,7 @@ class _Watcher:
                 if not self.stopping.is_set():
                     log.warning("kubelet %s watcher error, retrying: %s", self.name, err)
                     self.stopping.wait(0.5)
+        self.client.close()  # this thread's connection
 
     def _list(self) -> str:
         status, data = self.client.request("GET", self.path)
@@ -398,6 +399,7 @@ class SimulatedKubelet:
                 log.warning("kubelet driver error, continuing: %s", err)
             self._wake.wait(self.poll)
             self._wake.clear()
+        self._http.close()  # this thread's connection
 
     def _drive_once(self) -> None:
         now = time.monotonic()

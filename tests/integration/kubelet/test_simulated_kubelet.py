@@ -293,7 +293,10 @@ def test_writes_for_a_deleted_pod_never_land_on_its_same_name_successor(
     wait_for(phase_is(core, name, "Running"), "successor Running")
     idle = SimulatedKubelet(bare_cluster.url, node_name="unused")  # never started: no threads
     run = _PodRun(key=f"default/{name}", stage="running")
-    assert not idle._patch(old, {"status": {"phase": "Failed"}}, True, run)
+    try:
+        assert not idle._patch(old, {"status": {"phase": "Failed"}}, True, run)
+    finally:
+        idle.stop()  # closes the connection _patch opened in this thread
     assert run.stage == "done"
     assert core.read_namespaced_pod(name, "default").status.phase == "Running"
     core.delete_namespaced_pod(name, "default")
