@@ -48,11 +48,12 @@ local-cluster: venv ## Only the embedded local cluster, in the foreground (kubec
 manifests-check: venv ## Render manifests/ and validate it with a server-side dry run on the local cluster.
 	BIN=$(BIN) hack/manifests_check.sh
 
-IMG ?= ascendjob-controller:dev
+IMG ?= ascendjob-controller:0.1.0
 
 .PHONY: docker-build
 docker-build: ## Build the controller image (IMG=name:tag).
-	docker build -t $(IMG) .
+	docker build -t $(IMG) --build-arg REVISION=$$(git rev-parse --short HEAD) \
+		--build-arg CREATED=$$(date -u +%Y-%m-%dT%H:%M:%SZ) .
 
 .PHONY: deploy
 deploy: ## Install CRDs, RBAC and the controller into the current kubectl context.

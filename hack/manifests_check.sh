@@ -20,4 +20,7 @@ grep -q '^ready ' "$log" || { echo "local cluster did not become ready" >&2; cat
 # namespace: create it for real on this throwaway cluster first.
 "$KUBECTL" --kubeconfig "$workdir/kubeconfig" create namespace ascendjob-system >/dev/null
 "$KUBECTL" --kubeconfig "$workdir/kubeconfig" apply --dry-run=server -k manifests/
-echo "manifests-check: kustomization accepted by the API server (dry run)"
+# The CRDs must really exist for the sample jobs to be validated against their schema.
+"$KUBECTL" --kubeconfig "$workdir/kubeconfig" apply -f manifests/crd/ >/dev/null
+"$KUBECTL" --kubeconfig "$workdir/kubeconfig" apply --dry-run=server -k manifests/samples/
+echo "manifests-check: manifests/ and manifests/samples/ accepted by the API server (dry run)"
