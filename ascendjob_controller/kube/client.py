@@ -170,6 +170,7 @@ _PATCH_TYPES = {
 _NOT_SENT = (urllib3.exceptions.NewConnectionError, urllib3.exceptions.ConnectTimeoutError)
 
 Timeout = float | tuple[float, float]
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 Query = list[tuple[str, str]]  # module level: inside KubeClient, `list` is a method
 
 
@@ -200,6 +201,9 @@ class KubeClient:
     def from_kubeconfig(
         cls, path: str | None = None, context: str | None = None, **kw: Any
     ) -> KubeClient:
+        if path is None:
+            # Read $KUBECONFIG now: the kubernetes package snapshots it at import time.
+            path = os.environ.get("KUBECONFIG") or os.path.expanduser("~/.kube/config")
         cfg = kubernetes.client.Configuration()
         kubernetes.config.load_kube_config(
             config_file=path, context=context, client_configuration=cfg
@@ -207,10 +211,21 @@ class KubeClient:
         return cls(_api_client(cfg), **kw)
 
     @classmethod
-    def in_cluster(cls, **kw: Any) -> KubeClient:
-        """Service-account token and CA from the pod (the token file is re-read on rotation)."""
+    def in_cluster(
+        cls,
+        *,
+        token_file: str = SERVICE_ACCOUNT_DIR + "/token",
+        ca_file: str = SERVICE_ACCOUNT_DIR + "/ca.crt",
+        **kw: Any,
+    ) -> KubeClient:
+        """Service-account token and CA of the pod; host from KUBERNETES_SERVICE_HOST/PORT.
+
+        The projected token rotates: the loader's refresh hook re-reads the file when it ages.
+        """
+        from kubernetes.config.incluster_config import InClusterConfigLoader
+
         cfg = kubernetes.client.Configuration()
-        kubernetes.config.load_incluster_config(client_configuration=cfg)
+        InClusterConfigLoader(token_filename=token_file, cert_filename=ca_file).load_and_set(cfg)
         return cls(_api_client(cfg), **kw)
 
     @classmethod
