@@ -87,7 +87,7 @@ def kubectl_hint(kubeconfig: Path, namespace: str, name: str, metrics_url: str |
         "  kubectl get acjob",
         f"  kubectl describe acjob {name} -n {namespace}",
         "  kubectl get pods,svc,events",
-        "  kubectl apply -k manifests/samples/     # every sample job",
+        "  kubectl apply -f manifests/samples/     # every sample job",
     ]
     if metrics_url:
         lines.append(f"  curl -s {metrics_url}/metrics | grep ascendjob_")

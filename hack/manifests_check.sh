@@ -22,5 +22,5 @@ grep -q '^ready ' "$log" || { echo "local cluster did not become ready" >&2; cat
 "$KUBECTL" --kubeconfig "$workdir/kubeconfig" apply --dry-run=server -k manifests/
 # The CRDs must really exist for the sample jobs to be validated against their schema.
 "$KUBECTL" --kubeconfig "$workdir/kubeconfig" apply -f manifests/crd/ >/dev/null
-"$KUBECTL" --kubeconfig "$workdir/kubeconfig" apply --dry-run=server -k manifests/samples/
+"$KUBECTL" --kubeconfig "$workdir/kubeconfig" apply --dry-run=server -f manifests/samples/
 echo "manifests-check: manifests/ and manifests/samples/ accepted by the API server (dry run)"

@@ -46,7 +46,7 @@ def controller(local_cluster: Any, tmp_path: Path) -> Iterator[ControllerProcess
 def test_every_sample_behaves_as_documented(
     local_cluster: Any, kubectl_bin: str, repo_root: Path, controller: ControllerProcess
 ) -> None:
-    kubectl_apply(kubectl_bin, local_cluster, "-k", str(repo_root / "manifests" / "samples"))
+    kubectl_apply(kubectl_bin, local_cluster, "-f", str(repo_root / "manifests" / "samples"))
     for name in ("sample-pytorch", "sample-mindspore", "sample-tensorflow"):
         job = wait_job(local_cluster, name, ("Succeeded", "Failed"))
         assert job["status"]["conditions"][-1]["type"] == "Succeeded", (name, job["status"])
