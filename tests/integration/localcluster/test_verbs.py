@@ -354,3 +354,50 @@ def test_custom_resource_put_without_resource_version_is_422(custom: Any, namesp
         custom.replace_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "norv", job)
     assert err.value.status == 422
     assert _status(err)["details"]["causes"][0]["field"] == "metadata.resourceVersion"
+
+
+def test_a_rejected_write_leaves_the_object_untouched(custom: Any, namespace: str) -> None:
+    job = custom.create_namespaced_custom_object(
+        GROUP, VERSION, namespace, PLURAL, acjob_body("keep")
+    )
+    with pytest.raises(ApiException) as err:
+        custom.patch_namespaced_custom_object(
+            GROUP,
+            VERSION,
+            namespace,
+            PLURAL,
+            "keep",
+            {"spec": {"replicaSpecs": {"Master": {"replicas": "two"}}}},
+        )
+    assert err.value.status == 422
+    after = custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, "keep")
+    assert after == job
+
+
+def test_concurrent_updates_from_one_version_let_exactly_one_win(core: Any, namespace: str) -> None:
+    import threading
+
+    core.create_namespaced_config_map(namespace, {"metadata": {"name": "race"}})
+    base = core.read_namespaced_config_map("race", namespace)
+    outcomes: list[int] = []
+    lock = threading.Lock()
+
+    def writer(i: int) -> None:
+        body = {
+            "metadata": {"name": "race", "resourceVersion": base.metadata.resource_version},
+            "data": {"writer": str(i)},
+        }
+        try:
+            core.replace_namespaced_config_map("race", namespace, body)
+            code = 200
+        except ApiException as err:
+            code = err.status
+        with lock:
+            outcomes.append(code)
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(outcomes) == [200] + [409] * 7
