@@ -1,0 +1,731 @@
+"""Benchmark the AscendJob controller: throughput, memory and informer sync.
+
+The API server (`ascendjob-controller local-cluster`) and the controller (`ascendjob-controller
+run`) each run in their own subprocess, so neither shares a GIL with this driver, and
+everything talks to 127.0.0.1 only. Three parts, each bounded in time:
+
+  throughput  N AscendJobs (pytorch, 1 Master + 1 Worker, short simulated runs) submitted at
+              once; time until all are Succeeded, jobs/s and pods/s, reconciles and API
+              requests per job (from the controller's /metrics), p50/p95 creation -> Running.
+              Run once with workers=1 and once with workers=4 (each on a fresh server) and
+              print the ratio measured in this one run.
+  memory      VmRSS of a controller process idle after start, and of a fresh one whose
+              informers cache K pods carrying our job-name label plus K/2 finished AscendJobs
+              (no work is generated); MB and KB per cached object; the RSS of a bare Python
+              process importing the `kubernetes` client for comparison.
+  informer    time for one Informer (in this process) to LIST + sync the K pods.
+
+Every subprocess started here is stopped (SIGTERM, then SIGKILL) before the script exits.
+`--quick` shrinks every size so the smoke test finishes in seconds; its figures mean nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import json
+import math
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from ascendjob_controller.job.types import JOB_NAME_LABEL, LABEL_REPLICA_TYPE
+
+NAMESPACE = "bench"
+JOBS_PATH = f"/apis/mindxdl.gitee.com/v1/namespaces/{NAMESPACE}/ascendjobs"
+PODS_PATH = f"/api/v1/namespaces/{NAMESPACE}/pods"
+CLIENT_THREADS = 4
+STOP_TIMEOUT = 30.0
+
+
+# -- small HTTP client ---------------------------------------------------------------------------
+
+
+class Http:
+    """One keep-alive connection to the API server, as one pooled client thread would hold."""
+
+    def __init__(self, url: str, timeout: float = 60.0) -> None:
+        parts = urlsplit(url)
+        self.host = parts.hostname or "127.0.0.1"
+        self.port = int(parts.port or 80)
+        self.conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+
+    def request(self, method: str, path: str, body: object | None = None) -> tuple[int, Any]:
+        data = json.dumps(body).encode() if body is not None else None
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        self.conn.request(method, path, body=data, headers=headers)
+        resp = self.conn.getresponse()
+        raw = resp.read()
+        return resp.status, json.loads(raw) if raw else None
+
+    def must(self, method: str, path: str, body: object | None = None) -> Any:
+        code, out = self.request(method, path, body)
+        if code >= 300:
+            raise RuntimeError(f"{method} {path} -> {code}: {str(out)[:300]}")
+        return out
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def get_text(url: str, timeout: float = 10.0) -> tuple[int, str]:
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
+    try:
+        conn.request("GET", parts.path or "/")
+        resp = conn.getresponse()
+        return resp.status, resp.read().decode()
+    finally:
+        conn.close()
+
+
+def create_many(url: str, path: str, bodies: list[dict[str, Any]]) -> dict[str, float]:
+    """POST every body from CLIENT_THREADS keep-alive connections; name -> time it was created."""
+    created: dict[str, float] = {}
+    errors: list[str] = []
+
+    def worker(chunk: list[dict[str, Any]]) -> None:
+        client = Http(url)
+        try:
+            for body in chunk:
+                if errors:
+                    return
+                code, out = client.request("POST", path, body)
+                if code != 201:
+                    errors.append(f"{code}: {str(out)[:300]}")
+                    return
+                created[body["metadata"]["name"]] = time.perf_counter()
+        finally:
+            client.close()
+
+    threads = [
+        threading.Thread(target=worker, args=(bodies[i::CLIENT_THREADS],), daemon=True)
+        for i in range(CLIENT_THREADS)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+    if errors:
+        raise RuntimeError(f"create failed: {errors[0]}")
+    return created
+
+
+# -- processes -----------------------------------------------------------------------------------
+
+
+def stop_process(proc: subprocess.Popen[Any]) -> int:
+    """SIGTERM, then SIGKILL if it has not exited in STOP_TIMEOUT seconds."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            return proc.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return proc.wait()
+
+
+def rss_kb(pid: int) -> tuple[int, int]:
+    """(VmRSS, VmHWM) in KB from /proc: what the kernel charges the process, peak included."""
+    fields: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        name, _, value = line.partition(":")
+        if name in ("VmRSS", "VmHWM"):
+            fields[name] = int(value.split()[0])
+    return fields["VmRSS"], fields["VmHWM"]
+
+
+@contextlib.contextmanager
+def api_server(tmp: Path, kubelet: bool) -> Iterator[str]:
+    """The embedded API server in its own process; yields its URL."""
+    args = [sys.executable, "-m", "ascendjob_controller", "local-cluster", "--port", "0"]
+    args += ["--kubeconfig", str(tmp / "kubeconfig")]
+    if not kubelet:
+        args.append("--no-kubelet")
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        if not line.startswith("ready "):
+            raise RuntimeError(f"API server did not start: {line!r}")
+        url = line.split(" ", 1)[1]
+        Http(url).must("POST", "/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
+        yield url
+    finally:
+        stop_process(proc)
+
+
+@dataclass
+class Controller:
+    """A running `ascendjob-controller run` process and the URLs it reported in its log."""
+
+    proc: subprocess.Popen[bytes]
+    metrics_url: str
+    probes_url: str
+    started: float
+    ready_after: float = 0.0
+
+    def rss(self) -> tuple[int, int]:
+        return rss_kb(self.proc.pid)
+
+    def metrics(self) -> dict[str, float]:
+        """Metric name -> sum over all its label sets (enough for totals and gauges here)."""
+        code, text = get_text(self.metrics_url + "/metrics")
+        if code != 200:
+            raise RuntimeError(f"/metrics answered {code}")
+        sums: dict[str, float] = {}
+        for line in text.splitlines():
+            if not line or line.startswith("#"):
+                continue
+            name_labels, _, value = line.rpartition(" ")
+            name = name_labels.split("{", 1)[0]
+            sums[name] = sums.get(name, 0.0) + float(value)
+        return sums
+
+
+def _wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(0.05)
+
+
+@contextlib.contextmanager
+def controller(
+    tmp: Path, workers: int, qps: float, burst: int, ready_timeout: float = 120.0
+) -> Iterator[Controller]:
+    """`ascendjob-controller run` in its own process, scoped to the bench namespace.
+
+    Yields once /readyz says the informers have synced. Its JSON log goes to a file (a pipe
+    nobody drains would block the controller) and is read for the metrics and probe URLs.
+    """
+    log_path = tmp / f"controller-{time.monotonic_ns()}.log"
+    args = [sys.executable, "-m", "ascendjob_controller", "run"]
+    args += ["--kubeconfig", str(tmp / "kubeconfig"), "--namespace", NAMESPACE]
+    args += ["--workers", str(workers), "--kube-api-qps", str(qps), "--kube-api-burst", str(burst)]
+    args += ["--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0"]
+    args += ["--log-format", "json", "--enable-gang-scheduling", "false"]
+    with log_path.open("wb") as log_file:
+        started = time.perf_counter()
+        proc = subprocess.Popen(args, stdout=log_file, stderr=subprocess.STDOUT)
+    try:
+        urls: dict[str, str] = {}
+
+        def servers_up() -> bool:
+            if proc.poll() is not None:
+                raise RuntimeError(f"controller exited with {proc.returncode}: {log_path}")
+            for line in log_path.read_text(errors="replace").splitlines():
+                if '"http_server_started"' in line:
+                    entry = json.loads(line)
+                    urls[entry["server"]] = entry["url"]
+            return {"metrics", "probes"} <= urls.keys()
+
+        _wait_for(servers_up, ready_timeout, "the controller's HTTP servers")
+        ctl = Controller(proc, urls["metrics"], urls["probes"], started)
+
+        def ready() -> bool:
+            if proc.poll() is not None:
+                raise RuntimeError(f"controller exited with {proc.returncode}: {log_path}")
+            with contextlib.suppress(OSError):
+                return get_text(ctl.probes_url + "/readyz")[0] == 200
+            return False
+
+        _wait_for(ready, ready_timeout, "the controller's /readyz")
+        ctl.ready_after = time.perf_counter() - started
+        yield ctl
+    finally:
+        stop_process(proc)
+
+
+# -- 1. throughput ---------------------------------------------------------------------------------
+
+
+def ascendjob(name: str, run_seconds: float) -> dict[str, Any]:
+    """A small valid pytorch job: one Master, one Worker, one NPU each, exits 0."""
+
+    def replica() -> dict[str, Any]:
+        return {
+            "replicas": 1,
+            "restartPolicy": "Never",
+            "template": {
+                "metadata": {"annotations": {"sim.acjob.local/run-seconds": str(run_seconds)}},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "ascend",
+                            "image": "busybox:1.36",
+                            "command": ["sh", "-c", "true"],
+                            "ports": [{"name": "ascendjob-port", "containerPort": 2222}],
+                            "resources": {
+                                "requests": {"huawei.com/Ascend910": 1},
+                                "limits": {"huawei.com/Ascend910": 1},
+                            },
+                        }
+                    ]
+                },
+            },
+        }
+
+    return {
+        "apiVersion": "mindxdl.gitee.com/v1",
+        "kind": "AscendJob",
+        "metadata": {"name": name, "labels": {"framework": "pytorch"}},
+        "spec": {
+            "runPolicy": {"cleanPodPolicy": "Running", "backoffLimit": 0},
+            "replicaSpecs": {"Master": replica(), "Worker": replica()},
+        },
+    }
+
+
+def _condition_true(obj: dict[str, Any], ctype: str) -> bool:
+    for cond in (obj.get("status") or {}).get("conditions") or []:
+        if cond.get("type") == ctype and cond.get("status") == "True":
+            return True
+    return False
+
+
+@dataclass
+class JobWatch:
+    """Watches the bench namespace's AscendJobs and notes when each is first seen Running/done."""
+
+    url: str
+    expected: int
+    running: dict[str, float] = field(default_factory=dict)
+    succeeded: dict[str, float] = field(default_factory=dict)
+    failed: dict[str, float] = field(default_factory=dict)
+    done: threading.Event = field(default_factory=threading.Event)
+    _conn: http.client.HTTPConnection | None = None
+
+    def start(self) -> None:
+        client = Http(self.url)
+        rv = client.must("GET", JOBS_PATH + "?limit=1")["metadata"]["resourceVersion"]
+        client.close()
+        conn = http.client.HTTPConnection(client.host, client.port, timeout=600)
+        conn.request("GET", f"{JOBS_PATH}?watch=true&resourceVersion={rv}&timeoutSeconds=600")
+        resp = conn.getresponse()
+        self._conn = conn
+        threading.Thread(target=self._read, args=(resp,), daemon=True).start()
+
+    def _read(self, resp: http.client.HTTPResponse) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            while not self.done.is_set():
+                line = resp.readline()
+                if not line:
+                    return
+                now = time.perf_counter()
+                event = json.loads(line)
+                obj = event.get("object") or {}
+                name = (obj.get("metadata") or {}).get("name")
+                if event.get("type") not in ("ADDED", "MODIFIED") or not name:
+                    continue
+                if name not in self.running and _condition_true(obj, "Running"):
+                    self.running[name] = now
+                if _condition_true(obj, "Succeeded"):
+                    self.succeeded.setdefault(name, now)
+                if _condition_true(obj, "Failed"):
+                    self.failed.setdefault(name, now)
+                if len(self.succeeded) + len(self.failed) >= self.expected:
+                    self.done.set()
+
+    def close(self) -> None:
+        self.done.set()
+        if self._conn is not None:
+            with contextlib.suppress(OSError):
+                if self._conn.sock is not None:
+                    self._conn.sock.shutdown(2)
+            self._conn.close()
+
+
+@dataclass(frozen=True)
+class ThroughputResult:
+    workers: int
+    jobs: int
+    pods_per_job: int
+    seconds: float
+    succeeded: int
+    failed: int
+    reconciles: float
+    requests: float
+    to_running: list[float]
+
+    @property
+    def jobs_per_s(self) -> float:
+        return self.jobs / self.seconds
+
+    @property
+    def pods_per_s(self) -> float:
+        return self.jobs * self.pods_per_job / self.seconds
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Nearest-rank percentile; NaN for no values (printed as n/a)."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    rank = min(len(ordered), max(1, math.ceil(q / 100 * len(ordered))))
+    return ordered[rank - 1]
+
+
+def bench_throughput(
+    workers: int, jobs: int, run_seconds: float, qps: float, burst: int, timeout: float
+) -> ThroughputResult:
+    with tempfile.TemporaryDirectory(prefix="bench-ctl-") as tmp_name:
+        tmp = Path(tmp_name)
+        with api_server(tmp, kubelet=True) as url, controller(tmp, workers, qps, burst) as ctl:
+            before = ctl.metrics()
+            watch = JobWatch(url, jobs)
+            watch.start()
+            try:
+                bodies = [ascendjob(f"job-{i:05d}", run_seconds) for i in range(jobs)]
+                start = time.perf_counter()
+                created = create_many(url, JOBS_PATH, bodies)
+                if not watch.done.wait(timeout):
+                    raise RuntimeError(
+                        f"workers={workers}: only {len(watch.succeeded)} of {jobs} jobs "
+                        f"Succeeded ({len(watch.failed)} Failed) after {timeout:.0f} s"
+                    )
+                finished = max([*watch.succeeded.values(), *watch.failed.values()])
+                time.sleep(0.5)  # let the last status write's own reconcile be counted
+                after = ctl.metrics()
+            finally:
+                watch.close()
+    total = "controller_runtime_reconcile_total"
+    requests = "rest_client_requests_total"
+    return ThroughputResult(
+        workers=workers,
+        jobs=jobs,
+        pods_per_job=2,
+        seconds=finished - start,
+        succeeded=len(watch.succeeded),
+        failed=len(watch.failed),
+        reconciles=after.get(total, 0.0) - before.get(total, 0.0),
+        requests=after.get(requests, 0.0) - before.get(requests, 0.0),
+        to_running=[watch.running[n] - created[n] for n in watch.running if n in created],
+    )
+
+
+def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    print(f"\n{title}")
+    print(
+        "  "
+        + "  ".join(
+            h.ljust(w) if i == 0 else h.rjust(w)
+            for i, (h, w) in enumerate(zip(header, widths, strict=True))
+        )
+    )
+    for row in rows:
+        print(
+            "  "
+            + "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w)
+                for i, (c, w) in enumerate(zip(row, widths, strict=True))
+            )
+        )
+
+
+def report_throughput(results: list[ThroughputResult], run_seconds: float, qps: float) -> None:
+    first = results[0]
+    rows = [
+        ["all Succeeded after (s)", *(f"{r.seconds:.2f}" for r in results)],
+        ["Succeeded / Failed", *(f"{r.succeeded} / {r.failed}" for r in results)],
+        ["jobs/s", *(f"{r.jobs_per_s:.1f}" for r in results)],
+        ["pods/s", *(f"{r.pods_per_s:.1f}" for r in results)],
+        ["reconciles per job", *(f"{r.reconciles / r.jobs:.1f}" for r in results)],
+        ["API requests per job", *(f"{r.requests / r.jobs:.1f}" for r in results)],
+        ["creation -> Running p50 (s)", *(f"{percentile(r.to_running, 50):.2f}" for r in results)],
+        ["creation -> Running p95 (s)", *(f"{percentile(r.to_running, 95):.2f}" for r in results)],
+    ]
+    print_table(
+        f"Throughput: {first.jobs} AscendJobs x {first.pods_per_job} pods submitted at once "
+        f"(pytorch, simulated run {run_seconds:g} s, client QPS limit {qps:g})",
+        ["", *(f"workers={r.workers}" for r in results)],
+        rows,
+    )
+    base = results[0]
+    for r in results[1:]:
+        print(
+            f"  ratio workers={r.workers} / workers={base.workers} (same run): "
+            f"jobs/s x{r.jobs_per_s / base.jobs_per_s:.2f}, "
+            f"p95 to Running x{percentile(r.to_running, 95) / percentile(base.to_running, 95):.2f}"
+        )
+
+
+# -- 2. memory and 3. informer ------------------------------------------------------------------
+
+
+def orphan_pod(i: int, jobs: int) -> dict[str, Any]:
+    """A pod labelled for an AscendJob that does not exist: cached, indexed, but no work."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"absent-{i % jobs:05d}-{i // jobs}",
+            "labels": {JOB_NAME_LABEL: f"absent-{i % jobs:05d}", "framework": "pytorch"},
+            "annotations": {"sim.acjob.local/run-seconds": "1"},
+        },
+        "spec": {
+            "containers": [
+                {
+                    "name": "ascend",
+                    "image": "busybox:1.36",
+                    "command": ["sh", "-c", "true"],
+                    "env": [{"name": "RANK", "value": str(i % 2)}],
+                    "resources": {"limits": {"huawei.com/Ascend910": 1}},
+                }
+            ],
+            "restartPolicy": "Never",
+        },
+    }
+
+
+def finished_status(name: str, now: str) -> dict[str, Any]:
+    """Exactly the status our controller writes for a finished job, so re-planning it is a no-op."""
+
+    def condition(ctype: str, reason: str) -> dict[str, str]:
+        return {
+            "type": ctype,
+            "status": "True",
+            "reason": reason,
+            "message": ctype.lower(),
+            "lastUpdateTime": now,
+            "lastTransitionTime": now,
+        }
+
+    def replica(rtype: str) -> dict[str, Any]:
+        labels = {JOB_NAME_LABEL: name, LABEL_REPLICA_TYPE: rtype}
+        return {"active": 0, "succeeded": 0, "failed": 0, "labelSelector": {"matchLabels": labels}}
+
+    return {
+        "conditions": [condition("Created", "JobCreated"), condition("Succeeded", "JobSucceeded")],
+        "replicaStatuses": {"Master": replica("master"), "Worker": replica("worker")},
+        "startTime": now,
+        "completionTime": now,
+        "restartCount": 0,
+        "lastReconcileTime": now,
+    }
+
+
+def populate(url: str, pods: int, jobs: int) -> float:
+    """Create the pods and the finished jobs; returns the seconds it took."""
+    start = time.perf_counter()
+    create_many(url, PODS_PATH, [orphan_pod(i, max(1, pods // 2)) for i in range(pods)])
+    names = [f"done-{i:05d}" for i in range(jobs)]
+    create_many(url, JOBS_PATH, [ascendjob(n, 1) for n in names])
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+    def finish(chunk: list[str]) -> None:
+        client = Http(url)
+        for name in chunk:
+            job = client.must("GET", f"{JOBS_PATH}/{name}")
+            job["status"] = finished_status(name, now)
+            client.must("PUT", f"{JOBS_PATH}/{name}/status", job)
+        client.close()
+
+    threads = [
+        threading.Thread(target=finish, args=(names[i::CLIENT_THREADS],), daemon=True)
+        for i in range(CLIENT_THREADS)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+    return time.perf_counter() - start
+
+
+def python_rss_kb(code: str) -> int:
+    """VmRSS of a fresh `python -c <code>` process, read by itself at the end."""
+    probe = (
+        f"{code}\nimport pathlib\n"
+        "print([l for l in pathlib.Path('/proc/self/status').read_text().splitlines()"
+        " if l.startswith('VmRSS')][0].split()[1])"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return int(out.stdout.strip().splitlines()[-1])
+
+
+def wait_quiet(ctl: Controller, timeout: float) -> dict[str, float]:
+    """Wait until the work queue is empty and the reconcile count stopped moving."""
+    deadline = time.monotonic() + timeout
+    last = -1.0
+    while True:
+        sample = ctl.metrics()
+        count = sample.get("controller_runtime_reconcile_total", 0.0)
+        if sample.get("workqueue_depth", 1.0) == 0 and count == last:
+            return sample
+        if time.monotonic() > deadline:
+            raise RuntimeError("the controller never went quiet")
+        last = count
+        time.sleep(1.0)
+
+
+@dataclass(frozen=True)
+class MemoryResult:
+    pods: int
+    jobs: int
+    bare_python_kb: int
+    kubernetes_import_kb: int
+    idle_kb: int
+    loaded_kb: int
+    loaded_peak_kb: int
+    ready_after_idle: float
+    ready_after_loaded: float
+    populate_seconds: float
+    requests_while_loaded: float
+    reconciles_while_loaded: float
+    informer_sync: list[float]
+
+
+def bench_memory(
+    pods: int, jobs: int, informer_rounds: int, settle: float, qps: float
+) -> MemoryResult:
+    bare = python_rss_kb("pass")
+    kube = python_rss_kb("import kubernetes")
+    with tempfile.TemporaryDirectory(prefix="bench-mem-") as tmp_name:
+        tmp = Path(tmp_name)
+        with api_server(tmp, kubelet=False) as url:
+            with controller(tmp, 4, qps, int(qps)) as ctl:
+                time.sleep(settle)
+                idle, _ = ctl.rss()
+                idle_ready = ctl.ready_after
+            populate_s = populate(url, pods, jobs)
+            with controller(tmp, 4, qps, int(qps)) as ctl:
+                quiet = wait_quiet(ctl, timeout=300)
+                time.sleep(settle)
+                loaded, peak = ctl.rss()
+                loaded_ready = ctl.ready_after
+            sync = [informer_sync_seconds(tmp / "kubeconfig", pods) for _ in range(informer_rounds)]
+    return MemoryResult(
+        pods=pods,
+        jobs=jobs,
+        bare_python_kb=bare,
+        kubernetes_import_kb=kube,
+        idle_kb=idle,
+        loaded_kb=loaded,
+        loaded_peak_kb=peak,
+        ready_after_idle=idle_ready,
+        ready_after_loaded=loaded_ready,
+        populate_seconds=populate_s,
+        requests_while_loaded=quiet.get("rest_client_requests_total", 0.0),
+        reconciles_while_loaded=quiet.get("controller_runtime_reconcile_total", 0.0),
+        informer_sync=sync,
+    )
+
+
+def informer_sync_seconds(kubeconfig: Path, expect: int) -> float:
+    """One of our Informers (as the controller builds it) from start() to has_synced()."""
+    from ascendjob_controller.kube.client import PODS, KubeClient
+    from ascendjob_controller.kube.informer import Informer
+    from ascendjob_controller.reconciler import JOB_INDEX, index_by_job
+
+    client = KubeClient.from_kubeconfig(str(kubeconfig), qps=1000.0, burst=1000)
+    informer = Informer(
+        client,
+        PODS,
+        namespace=NAMESPACE,
+        label_selector=JOB_NAME_LABEL,
+        indexers={JOB_INDEX: index_by_job},
+    )
+    start = time.perf_counter()
+    informer.start()
+    try:
+        if not informer.wait_for_sync(300):
+            raise RuntimeError("informer did not sync in 300 s")
+        elapsed = time.perf_counter() - start
+        cached = len(informer.store.keys())
+        if cached != expect:
+            raise RuntimeError(f"informer cached {cached} pods, expected {expect}")
+        return elapsed
+    finally:
+        informer.stop()
+        client.close()
+
+
+def report_memory(m: MemoryResult) -> None:
+    objects = m.pods + m.jobs
+    grown = m.loaded_kb - m.idle_kb
+    mb = 1024.0
+    rows = [
+        ["bare python -c pass", f"{m.bare_python_kb / mb:.1f}", ""],
+        ["python -c 'import kubernetes'", f"{m.kubernetes_import_kb / mb:.1f}", ""],
+        [
+            "controller idle (empty cluster)",
+            f"{m.idle_kb / mb:.1f}",
+            f"ready {m.ready_after_idle:.1f} s",
+        ],
+        [
+            f"controller caching {m.pods} pods + {m.jobs} jobs",
+            f"{m.loaded_kb / mb:.1f}",
+            f"ready {m.ready_after_loaded:.1f} s, peak {m.loaded_peak_kb / mb:.1f} MB",
+        ],
+        [
+            "growth per cached object",
+            f"{grown / max(1, objects):.2f} KB",
+            f"({grown / mb:.1f} MB / {objects} objects)",
+        ],
+    ]
+    print_table("Memory (VmRSS of the controller process)", ["", "MB", "notes"], rows)
+    print(
+        f"  loaded controller: {m.reconciles_while_loaded:.0f} reconciles, "
+        f"{m.requests_while_loaded:.0f} API requests in total (LIST/WATCH + no-op work); "
+        f"populating took {m.populate_seconds:.1f} s"
+    )
+    sync = m.informer_sync
+    print_table(
+        f"Informer: LIST + sync of {m.pods} pods (one Informer in the driver process)",
+        ["", "seconds"],
+        [
+            ["best", f"{min(sync):.2f}"],
+            ["median", f"{statistics.median(sync):.2f}"],
+            ["pods/s (best)", f"{m.pods / min(sync):,.0f}"],
+        ],
+    )
+
+
+# -- main ------------------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
+    parser.add_argument("--only", choices=["throughput", "memory"], help="run one part")
+    parser.add_argument("--jobs", type=int, default=200, help="AscendJobs in the throughput run")
+    parser.add_argument("--workers", default="1,4", help="comma list, compared in one run")
+    parser.add_argument("--run-seconds", type=float, default=1.0, help="simulated run per pod")
+    parser.add_argument("--qps", type=float, default=1000.0, help="controller API QPS limit")
+    parser.add_argument("--pods", type=int, default=10_000, help="pods cached in the memory run")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.jobs, args.pods, args.run_seconds = 4, 200, 0.2
+    workers = [int(w) for w in args.workers.split(",")]
+    timeout = 120.0 + 2.0 * args.jobs
+    print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}", flush=True)
+    if args.only in (None, "throughput"):
+        burst = int(args.qps)
+        results = [
+            bench_throughput(w, args.jobs, args.run_seconds, args.qps, burst, timeout)
+            for w in workers
+        ]
+        report_throughput(results, args.run_seconds, args.qps)
+    if args.only in (None, "memory"):
+        rounds, settle = (1, 0.5) if args.quick else (3, 2.0)
+        m = bench_memory(args.pods, args.pods // 2, rounds, settle, args.qps)
+        report_memory(m)
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+"""Smoke test of `make bench`: each benchmark runs in --quick mode and prints its figures.
+
+Not a timing assertion (the project measures speed only in benchmarks): it checks that every
+part runs end to end against real subprocesses, that the numbers it prints are there and sane
+(jobs all Succeeded, memory grew once objects were cached), and that nothing is left running.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+SCRIPT = REPO / "hack" / "bench_controller.py"
+NUMBER = r"([0-9][0-9,]*(?:\.[0-9]+)?)"
+
+
+def _children_of(pid: int) -> set[int]:
+    """Every live descendant of `pid`, from /proc (no psutil needed)."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _row(output: str, label: str) -> list[float]:
+    """The numeric cells of the table row that starts with `label`."""
+    for line in output.splitlines():
+        if line.strip().startswith(label):
+            rest = line.strip()[len(label) :]
+            return [float(n.replace(",", "")) for n in re.findall(NUMBER, rest)]
+    raise AssertionError(f"row {label!r} missing from:\n{output}")
+
+
+@pytest.fixture(scope="module")
+def quick_output() -> str:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    before = _children_of(os.getpid())
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _children_of(os.getpid()) <= before, "the benchmark left processes running"
+    return proc.stdout
+
+
+def test_throughput_table_compares_worker_counts(quick_output: str) -> None:
+    assert re.search(r"workers=1\s+workers=4", quick_output)
+    assert _row(quick_output, "Succeeded / Failed") == [4, 0, 4, 0]
+    for label in ("jobs/s", "pods/s", "reconciles per job", "API requests per job"):
+        values = _row(quick_output, label)
+        assert len(values) == 2 and all(v > 0 for v in values), (label, values)
+    p50 = _row(quick_output, "creation -> Running p50 (s)")
+    p95 = _row(quick_output, "creation -> Running p95 (s)")
+    assert all(a <= b for a, b in zip(p50, p95, strict=True))
+    assert re.search(r"ratio workers=4 / workers=1 \(same run\): jobs/s x" + NUMBER, quick_output)
+
+
+def test_memory_table_reports_rss_and_per_object_cost(quick_output: str) -> None:
+    bare = _row(quick_output, "bare python -c pass")[0]
+    kube = _row(quick_output, "python -c 'import kubernetes'")[0]
+    idle = _row(quick_output, "controller idle (empty cluster)")[0]
+    loaded = _row(quick_output, "controller caching 200 pods + 100 jobs")[0]
+    assert 0 < bare < kube <= idle < loaded
+    per_object = _row(quick_output, "growth per cached object")
+    assert per_object[0] > 0 and per_object[-1] == 300
+
+
+def test_informer_sync_is_reported(quick_output: str) -> None:
+    assert "LIST + sync of 200 pods" in quick_output
+    assert _row(quick_output, "best")[0] >= 0
+    assert _row(quick_output, "pods/s (best)")[0] > 0
+
+
+def test_percentile_is_nearest_rank() -> None:
+    sys.path.insert(0, str(SCRIPT.parent))
+    try:
+        import bench_controller
+    finally:
+        sys.path.remove(str(SCRIPT.parent))
+    values = [float(v) for v in range(1, 101)]
+    assert bench_controller.percentile(values, 50) == 50.0
+    assert bench_controller.percentile(values, 95) == 95.0
+    assert bench_controller.percentile([3.0], 95) == 3.0
+    assert bench_controller.percentile([], 50) != bench_controller.percentile([], 50)  # NaN
