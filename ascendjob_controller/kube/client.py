@@ -238,6 +238,23 @@ class KubeClient:
     def close(self) -> None:
         self._api.close()
 
+    def with_rate_limit(self, qps: float, burst: int) -> KubeClient:
+        """The same connection pool and credentials behind a separate token bucket.
+
+        Leader election uses one so that its renewals never queue behind a burst of the
+        controller's own requests (which could make it miss its renew deadline).
+        """
+        clone = KubeClient(
+            self._api,
+            qps=qps,
+            burst=burst,
+            max_retries=self.max_retries,
+            request_timeout=self.request_timeout,
+            backoff_base=self._backoff_base,
+            backoff_cap=self._backoff_cap,
+        )
+        return clone
+
     # --- verbs ----------------------------------------------------------------------------
     def get(
         self,

@@ -64,7 +64,10 @@ class LeaderElector:
     ) -> None:
         if not lease_duration > renew_deadline > retry_period > 0:
             raise ValueError("need lease_duration > renew_deadline > retry_period > 0")
-        self._client = client
+        # Our own token bucket: renewals must not wait behind the controller's traffic.
+        self._client = (
+            client.with_rate_limit(qps=5.0, burst=10) if isinstance(client, KubeClient) else client
+        )
         self.namespace = namespace
         self.name = name
         self.identity = identity
@@ -88,7 +91,12 @@ class LeaderElector:
             return self._leading and self._clock() - self._last_renew < self.renew_deadline
 
     def run(self, stop: threading.Event) -> None:
-        """Block: acquire, lead (callbacks), renew; return after losing the lease or on stop."""
+        """Block: acquire, lead (callbacks), renew; return after losing the lease or on stop.
+
+        `on_started_leading` runs on its own thread (it may block, e.g. waiting for caches);
+        `on_stopped_leading` runs on this thread before `run` returns, and before the lease is
+        released on stop, so work should be stopped inside it if a standby must not overlap.
+        """
         self._gauge.set(0)
         if not self._acquire(stop):
             return

@@ -194,3 +194,33 @@ def test_many_candidates_never_overlap(bare_cluster: Any, lease_name: str) -> No
             c.kill()
     assert len(timeline.intervals) == 4
     timeline.assert_never_overlapping()
+
+
+def test_renewals_do_not_queue_behind_the_controllers_throttled_traffic(
+    bare_cluster: Any, lease_name: str
+) -> None:
+    """The shared client is starved (2 qps, dozens of requests queued); the leader holds on."""
+    timeline = Timeline()
+    shared = make_client(bare_cluster, qps=2.0, burst=1)
+    a = Candidate(shared, lease_name, "a", timeline)
+    wait_for(lambda: timeline.leaders() == ["a"], what="a leads")
+    b = Candidate(make_client(bare_cluster), lease_name, "b", timeline)
+    stop = threading.Event()
+
+    def traffic() -> None:
+        while not stop.is_set():
+            shared.list(LEASES, "default")
+
+    workers = [threading.Thread(target=traffic, daemon=True) for _ in range(8)]
+    for w in workers:
+        w.start()
+    try:
+        time.sleep(4 * LEASE)
+        assert timeline.leaders() == ["a"] and len(timeline.intervals) == 1
+    finally:
+        stop.set()
+        a.kill()
+        b.kill()
+        for w in workers:
+            w.join(60)
+    timeline.assert_never_overlapping()
