@@ -61,6 +61,12 @@ JOB_INDEX = "job"  # pods/services indexed by "<namespace>/<job-name label>"
 
 _RESOURCE_BY_KIND: dict[str, Resource] = {"Pod": PODS, "Service": SERVICES, "PodGroup": PODGROUPS}
 
+#: While the cache still shows the job we wrote a status over, look again this soon (a
+#: backstop: the watch event of our own write normally enqueues the key well before).
+STALE_JOB_RECHECK_SECONDS = 1.0
+#: After this long, plan from the cache anyway: a 409 and a re-plan is the worst outcome.
+STALE_JOB_GIVE_UP_SECONDS = 30.0
+
 
 class ReconcileError(Exception):
     """Some writes of a reconcile failed; the key is retried with back-off."""
@@ -114,6 +120,45 @@ class JobStates:
                 metrics.JOBS.labels(state=name).set(counts.get(name, 0))
 
 
+class OwnStatusWrites:
+    """Jobs whose cached copy is still the one our last status write replaced.
+
+    The watch event of our own write arrives a moment after the write; a pod event in that
+    gap would re-plan from the older job, and its status write is then a certain 409 (the
+    resourceVersion moved on) plus a back-off and a wasted request: under a burst of pod
+    updates, every status write would be followed by one. So until the cache shows a
+    different resourceVersion than the one we wrote over, the job is not re-planned; the
+    event that updates the cache enqueues it again.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._pending: dict[str, tuple[str, float]] = {}
+
+    def wrote(self, key: str, over_rv: str, new_rv: str | None) -> None:
+        if new_rv is None or new_rv == over_rv:
+            return  # the server did not move the object on: nothing to wait for
+        with self._lock:
+            self._pending[key] = (over_rv, self._clock())
+
+    def stale(self, key: str, cached_rv: str | None) -> bool:
+        """True while the cache holds the job our last write replaced (and not for too long)."""
+        with self._lock:
+            entry = self._pending.get(key)
+            if entry is None:
+                return False
+            over_rv, at = entry
+            if cached_rv != over_rv or self._clock() - at > STALE_JOB_GIVE_UP_SECONDS:
+                del self._pending[key]
+                return False
+            return True
+
+    def forget(self, key: str) -> None:
+        with self._lock:
+            self._pending.pop(key, None)
+
+
 class JobReconciler:
     """`reconcile(key) -> Result`, the controller-runtime shape, for AscendJobs."""
 
@@ -139,6 +184,7 @@ class JobReconciler:
         self._options = options or planning.PlanOptions()
         self._now = now
         self.job_states = JobStates.new()
+        self._own_writes = OwnStatusWrites()
 
     # -- the reconcile loop -------------------------------------------------------------------
 
@@ -149,6 +195,7 @@ class JobReconciler:
         bound = log.bind(namespace=namespace, name=name)
         if job is None:
             self._expectations.forget(key)
+            self._own_writes.forget(key)
             self.job_states.set(key, None)
             bound.debug("job_gone")
             return Result()
@@ -156,6 +203,9 @@ class JobReconciler:
         if not self._expectations.satisfied(key):
             bound.debug("expectations_pending")
             return Result()
+        if self._own_writes.stale(key, job["metadata"].get("resourceVersion")):
+            bound.debug("cache_behind_own_status_write")
+            return Result(requeue_after=STALE_JOB_RECHECK_SECONDS)
 
         children = self._children(job)
         plan = planning.plan(
@@ -337,7 +387,7 @@ class JobReconciler:
             "status": plan.status,
         }
         try:
-            self._client.update_status(ASCENDJOBS, job["metadata"]["namespace"], body)
+            written = self._client.update_status(ASCENDJOBS, job["metadata"]["namespace"], body)
         except Exception as err:
             if is_not_found(err):
                 return []
@@ -347,6 +397,11 @@ class JobReconciler:
             else:
                 bound.warning("status_write_failed", error=str(err))
             return [f"status: {err}"]
+        self._own_writes.wrote(
+            child_key(job),
+            job["metadata"]["resourceVersion"],
+            (written or {}).get("metadata", {}).get("resourceVersion"),
+        )
         self._count_transitions(plan, labels)
         return []
 
@@ -383,6 +438,7 @@ class JobReconciler:
         """Bookkeeping when a job disappears: its expectations and its place in the gauge."""
         key = child_key(job)
         self._expectations.forget(key)
+        self._own_writes.forget(key)
         self.job_states.set(key, None)
         metrics.JOBS_DELETED.labels(**self._metric_labels(job)).inc()
 
