@@ -16,7 +16,13 @@ import pytest
 from ascendjob_controller.controller import AscendJobController
 from ascendjob_controller.kube.client import ASCENDJOBS, KubeClient
 from tests.integration.controller.conftest import start_controller
-from tests.integration.controller.helpers import Kubelet, pytorch_job, state_of, wait_for
+from tests.integration.controller.helpers import (
+    Kubelet,
+    pytorch_job,
+    sample,
+    state_of,
+    wait_for,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -89,3 +95,27 @@ def test_created_to_succeeded_request_budget_and_no_loop(
     quiet_to = sum(bare_cluster.request_count(v) for v in WRITES + READS)
     assert quiet_to == quiet_from, "requests kept coming after the job finished"
     assert _cached_state(ctl, "budget") == "Succeeded"
+
+
+def _conflicts(cluster: Any) -> float:
+    host = f"127.0.0.1:{cluster.port}"
+    return sample("rest_client_requests_total", {"code": "409", "method": "PUT", "host": host})
+
+
+def test_pod_bursts_do_not_replan_from_a_stale_job(
+    bare_cluster: Any, kube: KubeClient, kubelet: Kubelet, ctl: AscendJobController
+) -> None:
+    """Pod events landing between our status write and its watch event must not make us
+    write again from the stale cached job (a certain 409 and a wasted request)."""
+    conflicts_before = _conflicts(bare_cluster)
+    errors_before = sample("controller_runtime_reconcile_errors_total", {"controller": "ascendjob"})
+    kube.create(ASCENDJOBS, NS, pytorch_job("burst", workers=8))
+    pods = wait_for(lambda: len(p := _cached_pods(ctl, "burst")) == 9 and p, "9 pods cached")
+    for _ in range(2):
+        kubelet.run_all(pods)
+    wait_for(lambda: _cached_state(ctl, "burst") == "Running", "Running")
+    kubelet.succeed_all(pods)
+    wait_for(lambda: _cached_state(ctl, "burst") == "Succeeded", "Succeeded")
+    assert _conflicts(bare_cluster) - conflicts_before == 0
+    errors = sample("controller_runtime_reconcile_errors_total", {"controller": "ascendjob"})
+    assert errors - errors_before == 0
