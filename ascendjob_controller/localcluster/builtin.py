@@ -7,6 +7,7 @@ the scheduler and restart defaults; a Service gets a ClusterIP and normalized po
 from __future__ import annotations
 
 import ipaddress
+import json
 import threading
 from typing import Any
 
@@ -26,7 +27,15 @@ NAMESPACES = ResourceType(
     subresources=frozenset({"status", "finalize"}),
 )
 PODS = ResourceType(
-    "", "v1", "Pod", "pods", "pod", True, ("po",), subresources=_STATUS, categories=("all",)
+    "",
+    "v1",
+    "Pod",
+    "pods",
+    "pod",
+    True,
+    ("po",),
+    subresources=frozenset({"status", "binding"}),
+    categories=("all",),
 )
 SERVICES = ResourceType(
     "",
@@ -194,7 +203,42 @@ class ClusterIPAllocator:
 
 def default_pod(obj: dict[str, Any]) -> None:
     """The defaults and initial status the pod registry gives every new pod."""
-    spec = obj.setdefault("spec", {})
+    default_pod_spec(obj.setdefault("spec", {}))
+    obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+
+
+POD_UPDATE_FORBIDDEN = (
+    "Forbidden: pod updates may not change fields other than `spec.containers[*].image`,"
+    "`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
+    "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be "
+    "set to 1 if it was previously negative)"
+)
+
+
+def pod_spec_change_allowed(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether an update changes only the mutable parts of a pod spec (after defaulting).
+
+    One leniency: binding by setting spec.nodeName when it was empty, which the simulated
+    kubelet does instead of posting to pods/binding.
+    """
+
+    def masked(spec: dict[str, Any], node: str) -> dict[str, Any]:
+        out = json.loads(json.dumps(spec))
+        default_pod_spec(out)
+        for field in ("containers", "initContainers"):
+            for container in out.get(field) or []:
+                if isinstance(container, dict):
+                    container.pop("image", None)
+        for field in ("activeDeadlineSeconds", "tolerations", "terminationGracePeriodSeconds"):
+            out.pop(field, None)
+        out["nodeName"] = node
+        return out
+
+    node = old.get("nodeName") or new.get("nodeName") or ""
+    return masked(old, node) == masked(new, node)
+
+
+def default_pod_spec(spec: dict[str, Any]) -> None:
     spec.setdefault("restartPolicy", "Always")
     spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("terminationGracePeriodSeconds", 30)
@@ -214,7 +258,6 @@ def default_pod(obj: dict[str, Any]) -> None:
             for port in container.get("ports") or []:
                 if isinstance(port, dict):
                     port.setdefault("protocol", "TCP")
-    obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
 
 
 def default_service(obj: dict[str, Any], allocator: ClusterIPAllocator) -> None:

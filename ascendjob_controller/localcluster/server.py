@@ -100,6 +100,13 @@ class ApiHTTPServer(ThreadingHTTPServer):
         self.state = state
         super().__init__(address, ApiHandler)
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Clients hanging up mid-response are routine (watch cancelled): no traceback."""
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            return
+        print(f"localcluster: connection from {client_address}: {exc!r}", file=sys.stderr)
+
 
 def parse_route(registry: Registry, path: str) -> Route | None:
     """Map /api/v1/... and /apis/g/v/... to a resource; None when it names no resource."""
@@ -186,6 +193,7 @@ class ApiHandler(BaseHTTPRequestHandler):
     # --- plumbing ----------------------------------------------------------------------------
     def _handle(self, method: str) -> None:
         state = self.server.state
+        self._streaming = False
         try:
             body = self._read_body()
             url = urlsplit(self.path)
@@ -205,16 +213,26 @@ class ApiHandler(BaseHTTPRequestHandler):
             if code is not None:
                 raise injected(code)
             self._resource(verb, route, query, body)
-        except ApiError as err:
-            self._send_json(err.code, dumps(err.status()), headers=err.headers)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
+        except ApiError as err:
+            if self._streaming:  # a watch already answered 200: just end it
+                self.close_connection = True
+                return
+            self._send_json(err.code, dumps(err.status()), headers=err.headers)
         except Exception as err:  # never a stack trace to the client; one line to stderr
             print(f"localcluster: {method} {self.path}: {err!r}", file=sys.stderr)
+            if self._streaming:
+                self.close_connection = True
+                return
             self._send_json(500, dumps(internal(str(err)).status()))
 
     def _read_body(self) -> bytes:
-        length = int(self.headers.get("Content-Length") or 0)
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError as err:
+            self.close_connection = True
+            raise bad_request("invalid Content-Length") from err
         if length:
             return self.rfile.read(length)
         if "chunked" in (self.headers.get("Transfer-Encoding") or ""):
@@ -258,7 +276,7 @@ class ApiHandler(BaseHTTPRequestHandler):
                 return "get"
             return "watch" if _flag(query.get("watch")) else "list"
         if method == "POST":
-            if route.name:
+            if route.name and route.subresource != "binding":
                 raise method_not_allowed()
             return "create"
         if method in ("PUT", "PATCH"):
@@ -361,6 +379,9 @@ class ApiHandler(BaseHTTPRequestHandler):
             self._list(route, query)
         elif verb == "watch":
             self._watch(route, query)
+        elif verb == "create" and route.subresource == "binding":
+            body = parse_body(raw, self.headers.get("Content-Type") or "")
+            self._send_obj(201, api.bind(ns, route.name, body))
         elif verb == "create":
             body = parse_body(raw, self.headers.get("Content-Type") or "")
             if rt.namespaced and not route.namespace:
@@ -368,6 +389,8 @@ class ApiHandler(BaseHTTPRequestHandler):
                 ns = (meta or {}).get("namespace") or "default"
             result = api.create(rt, ns, body, validation, dry_run)
             self._send_entry(result.code, rt, result.entry, result.warnings)
+        elif route.subresource == "binding" or (route.subresource and verb == "delete"):
+            raise method_not_allowed()
         elif verb == "update":
             body = parse_body(raw, self.headers.get("Content-Type") or "")
             result = api.update(rt, ns, route.name, body, route.subresource, validation, dry_run)
@@ -522,6 +545,7 @@ class ApiHandler(BaseHTTPRequestHandler):
                 raise bad_request(f"invalid resourceVersion {rv_param!r}") from err
             except ApiError as err:
                 error = err
+        self._streaming = True
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")

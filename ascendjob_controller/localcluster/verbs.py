@@ -388,6 +388,43 @@ class Api:
         self._after_write(rt, entry.obj)
         return Result(entry, 200, warnings)
 
+    def bind(self, namespace: str, name: str, body: Any) -> dict[str, Any]:
+        """POST pods/binding: what a scheduler does to put a pod on a node."""
+        rt = builtin.PODS
+        if not isinstance(body, dict):
+            raise bad_request("the body of the request is not a Binding object")
+        target = body.get("target") or {}
+        node = target.get("name") if isinstance(target, dict) else None
+        if not node:
+            raise invalid(
+                rt,
+                name,
+                [
+                    {
+                        "reason": "FieldValueRequired",
+                        "message": "Required value",
+                        "field": "target.name",
+                    }
+                ],
+            )
+        with self.store.lock:
+            existing = self.store.get(rt.group_resource, namespace, name)
+            if existing is None:
+                raise not_found(rt, name)
+            current = (existing.obj.get("spec") or {}).get("nodeName")
+            if current:
+                raise conflict(rt, name, f'pod {name} is already assigned to node "{current}"')
+            obj = existing.copy()
+            obj["spec"]["nodeName"] = node
+            self.store.write(rt.group_resource, obj, "MODIFIED")
+        return {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Success",
+            "code": 201,
+        }
+
     # --- delete ---------------------------------------------------------------------------------
     def delete(self, rt: ResourceType, namespace: str, name: str, opts: DeleteOptions) -> Result:
         ns = namespace if rt.namespaced else ""
@@ -604,8 +641,25 @@ class Api:
     def _keep_builtin_fields(
         self, rt: ResourceType, old: dict[str, Any], obj: dict[str, Any]
     ) -> None:
-        """Fields a main-resource write may not drop: allocated IPs, CRD status."""
-        if rt is builtin.SERVICES:
+        """Fields a main-resource write may not drop (allocated IPs, CRD status) or change."""
+        if rt is builtin.PODS:
+            old_spec, new_spec = old.get("spec") or {}, obj.get("spec")
+            if not isinstance(new_spec, dict) or not builtin.pod_spec_change_allowed(
+                old_spec, new_spec
+            ):
+                raise invalid(
+                    rt,
+                    old["metadata"]["name"],
+                    [
+                        {
+                            "reason": "FieldValueForbidden",
+                            "message": builtin.POD_UPDATE_FORBIDDEN,
+                            "field": "spec",
+                        }
+                    ],
+                )
+            builtin.default_pod_spec(new_spec)
+        elif rt is builtin.SERVICES:
             spec = obj.setdefault("spec", {})
             old_spec = old.get("spec") or {}
             for key in ("clusterIP", "clusterIPs", "ipFamilies", "ipFamilyPolicy"):

@@ -401,3 +401,35 @@ def test_concurrent_updates_from_one_version_let_exactly_one_win(core: Any, name
     for t in threads:
         t.join(60)
     assert sorted(outcomes) == [200] + [409] * 7
+
+
+def test_pod_spec_is_immutable_but_image_and_labels_change(core: Any, namespace: str) -> None:
+    core.create_namespaced_pod(namespace, pod_body("imm"))
+    with pytest.raises(ApiException) as err:
+        core.patch_namespaced_pod("imm", namespace, {"spec": {"restartPolicy": "Never"}})
+    assert err.value.status == 422
+    assert "pod updates may not change fields" in _status(err)["message"]
+    pod = core.read_namespaced_pod("imm", namespace)
+    pod.spec.containers[0].image = "busybox:1.37"
+    pod.metadata.labels = {"changed": "yes"}
+    updated = core.replace_namespaced_pod("imm", namespace, pod)
+    assert updated.spec.containers[0].image == "busybox:1.37"
+
+
+def test_binding_assigns_a_node_once(cluster: LocalCluster, core: Any, namespace: str) -> None:
+    core.create_namespaced_pod(namespace, pod_body("b"))
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "b"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "node-a"},
+    }
+    path = f"/api/v1/namespaces/{namespace}/pods/b/binding"
+    code, status = raw_call(cluster, "POST", path, json.dumps(binding).encode())
+    assert (code, status["status"]) == (201, "Success")
+    assert core.read_namespaced_pod("b", namespace).spec.node_name == "node-a"
+    code, status = raw_call(cluster, "POST", path, json.dumps(binding).encode())
+    assert (code, status["reason"]) == (409, "Conflict")
+    code, status = raw_call(cluster, "DELETE", f"/api/v1/namespaces/{namespace}/pods/b/status")
+    assert code == 405
+    assert core.read_namespaced_pod("b", namespace).metadata.name == "b"
