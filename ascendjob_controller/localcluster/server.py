@@ -382,11 +382,10 @@ class ApiHandler(BaseHTTPRequestHandler):
         elif verb == "create" and route.subresource == "binding":
             body = parse_body(raw, self.headers.get("Content-Type") or "")
             self._send_obj(201, api.bind(ns, route.name, body))
+        elif verb in ("create", "deletecollection") and rt.namespaced and not route.namespace:
+            raise method_not_allowed()  # only namespaced collections take these
         elif verb == "create":
             body = parse_body(raw, self.headers.get("Content-Type") or "")
-            if rt.namespaced and not route.namespace:
-                meta = body.get("metadata") if isinstance(body, dict) else None
-                ns = (meta or {}).get("namespace") or "default"
             result = api.create(rt, ns, body, validation, dry_run)
             self._send_entry(result.code, rt, result.entry, result.warnings)
         elif route.subresource == "binding" or (route.subresource and verb == "delete"):

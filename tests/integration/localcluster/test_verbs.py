@@ -230,6 +230,8 @@ def test_unknown_resource_and_malformed_body_never_500(
     assert (code, body["reason"]) == (405, "MethodNotAllowed")
     code, body = call("POST", "/api/v1/namespaces/nowhere/pods", json.dumps(pod_body("x")).encode())
     assert (code, body["message"]) == (404, 'namespaces "nowhere" not found')
+    code, body = call("POST", "/api/v1/pods", json.dumps(pod_body("x")).encode())
+    assert (code, body["reason"]) == (405, "MethodNotAllowed")
     code, body = call("GET", "/version")
     assert code == 200 and body["gitVersion"] == "v1.32.0"
 
