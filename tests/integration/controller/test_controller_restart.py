@@ -75,3 +75,32 @@ def test_restart_count_survives_a_controller_restart(
         assert wait_state(kube, ns, "ec", "Succeeded")["restartCount"] == 1
     finally:
         second.stop(10.0)
+
+
+def test_deadline_and_ttl_are_kept_across_a_controller_restart(
+    bare_cluster: object, kube: KubeClient, kubelet: Kubelet
+) -> None:
+    """Both clocks run from persisted times (startTime, completionTime), not from memory."""
+    ns = fresh_namespace(kube)
+    first = start_controller(bare_cluster)
+    try:
+        kube.create(ASCENDJOBS, ns, pytorch_job("dl", run_policy={"activeDeadlineSeconds": 3}))
+        kube.create(ASCENDJOBS, ns, pytorch_job("ttl", run_policy={"ttlSecondsAfterFinished": 2}))
+        wait_state(kube, ns, "dl", "Created")
+        pods = wait_pods(kube, ns, "ttl", 2)
+        kubelet.run_all(pods)
+        kubelet.succeed_all(pods)
+        wait_state(kube, ns, "ttl", "Succeeded")
+    finally:
+        first.stop(10.0)
+
+    # Both deadlines pass while no controller runs.
+    threading.Event().wait(3.5)
+    assert status_of(kube, ns, "dl")["conditions"][-1]["type"] == "Created"
+    second = start_controller(bare_cluster)
+    try:
+        status = wait_state(kube, ns, "dl", "Failed", timeout=15.0)
+        assert status["conditions"][-1]["reason"] == "DeadlineExceeded"
+        wait_for(lambda: status_of(kube, ns, "ttl") == {}, "the TTL deletion", 15.0)
+    finally:
+        second.stop(10.0)
