@@ -68,29 +68,41 @@ def quick_output() -> str:
 def test_throughput_table_compares_worker_counts(quick_output: str) -> None:
     assert re.search(r"workers=1\s+workers=4", quick_output)
     assert _row(quick_output, "Succeeded / Failed") == [4, 0, 4, 0]
-    for label in ("jobs/s", "pods/s", "reconciles per job", "API requests per job"):
+    for label in (
+        "jobs/s",
+        "pods/s",
+        "reconciles per job",
+        "API requests per job",
+        "controller CPU ms per job",
+        "API server CPU ms per job",
+    ):
         values = _row(quick_output, label)
         assert len(values) == 2 and all(v > 0 for v in values), (label, values)
     p50 = _row(quick_output, "creation -> Running p50 (s)")
     p95 = _row(quick_output, "creation -> Running p95 (s)")
     assert all(a <= b for a, b in zip(p50, p95, strict=True))
+    assert all(v > 0 for v in _row(quick_output, "creation -> Succeeded p95 (s)"))
     assert re.search(r"ratio workers=4 / workers=1 \(same run\): jobs/s x" + NUMBER, quick_output)
 
 
 def test_memory_table_reports_rss_and_per_object_cost(quick_output: str) -> None:
-    bare = _row(quick_output, "bare python -c pass")[0]
+    bare = _row(quick_output, "python -c pass")[0]
     kube = _row(quick_output, "python -c 'import kubernetes'")[0]
-    idle = _row(quick_output, "controller idle (empty cluster)")[0]
-    loaded = _row(quick_output, "controller caching 200 pods + 100 jobs")[0]
-    assert 0 < bare < kube <= idle < loaded
-    per_object = _row(quick_output, "growth per cached object")
+    idle = _row(quick_output, "controller, idle")[0]
+    loaded = _row(quick_output, "controller, caches loaded")
+    assert 0 < bare < kube <= idle < loaded[0]
+    assert loaded[1:3] == [200, 100]  # pods, finished jobs cached
+    per_object = _row(quick_output, "growth per cached object:")
     assert per_object[0] > 0 and per_object[-1] == 300
+    # Cached objects generate no work: the loaded controller only reads.
+    assert re.search(r"API requests \(GET [0-9]+\);", quick_output), quick_output
 
 
 def test_informer_sync_is_reported(quick_output: str) -> None:
     assert "LIST + sync of 200 pods" in quick_output
-    assert _row(quick_output, "best")[0] >= 0
-    assert _row(quick_output, "pods/s (best)")[0] > 0
+    for label in ("Informer start -> has_synced", "plain LIST + json.loads"):
+        best, median, rate = _row(quick_output, label)
+        assert 0 <= best <= median and rate > 0
 
 
 def test_percentile_is_nearest_rank() -> None:
