@@ -276,14 +276,18 @@ class JobReconciler:
         for ref, force in deletes:
             failures.extend(self._delete_child(job, ref, labels, bound, force=force))
 
-        if plan.restarted:
-            metrics.JOBS_RESTARTED.labels(**labels).inc(plan.restarted)
-
+        # A transition is announced (events, restart counter) only once its status is stored:
+        # after a 409 the re-plan makes the same transition again and announces it then.
+        stored = True
         if plan.status is not None:
-            failures.extend(self._write_status(job, plan, labels, bound))
-
-        for event in plan.events:
-            self._emit(job, event)
+            status_failures = self._write_status(job, plan, labels, bound)
+            failures.extend(status_failures)
+            stored = not status_failures
+        if stored:
+            if plan.restarted:
+                metrics.JOBS_RESTARTED.labels(**labels).inc(plan.restarted)
+            for event in plan.events:
+                self._emit(job, event)
 
         if plan.delete_job and not failures:
             failures.extend(self._delete_job(job, bound))
