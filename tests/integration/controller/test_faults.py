@@ -17,9 +17,12 @@ from tests.integration.controller.helpers import (
     Kubelet,
     fresh_namespace,
     job_events,
+    pods_of,
     pytorch_job,
+    sample,
     status_of,
     wait_event,
+    wait_for,
     wait_pods,
     wait_state,
 )
@@ -80,3 +83,45 @@ def test_user_edit_racing_the_status_write_is_kept(
     job = kube.get(ASCENDJOBS, ns, "race")
     assert job["metadata"]["labels"]["team"] == "a"
     assert status_of(kube, ns, "race")["replicaStatuses"]["Master"]["succeeded"] == 1
+
+
+def _event_count(kube: KubeClient, ns: str, name: str, reason: str) -> int:
+    return sum(
+        int(e.get("count") or 1) for e in job_events(kube, ns, name) if e["reason"] == reason
+    )
+
+
+def test_a_conflicted_transition_is_announced_once(
+    bare_cluster: Any, kube: KubeClient, kubelet: Kubelet, ns: str, controller: AscendJobController
+) -> None:
+    """Events and counters of a transition follow its status write: a 409 then a successful
+    re-plan must not report the same restart or success twice."""
+    labels = {"namespace": ns, "framework": "pytorch"}
+    kube.create(ASCENDJOBS, ns, pytorch_job("once", workers=0, policy="ExitCode"))
+    pods = wait_pods(kube, ns, "once", 1)
+    kubelet.run_all(pods)
+    wait_state(kube, ns, "once", "Running")
+
+    bare_cluster.faults.fail("update", "ascendjobs/status", code=409, count=1)
+    kubelet.failed(pods["once-master-0"], 137)
+    wait_for(lambda: status_of(kube, ns, "once").get("restartCount") == 1, "1 restart")
+    new = wait_for(
+        lambda: (
+            (p := pods_of(kube, ns, "once").get("once-master-0"))
+            and p["metadata"]["uid"] != pods["once-master-0"]["metadata"]["uid"]
+            and p
+        ),
+        "once-master-0 recreated",
+    )
+    kubelet.running(new)
+    wait_state(kube, ns, "once", "Running")
+
+    bare_cluster.faults.fail("update", "ascendjobs/status", code=409, count=1)
+    kubelet.succeeded(new)
+    wait_state(kube, ns, "once", "Succeeded")
+    controller.recorder.flush(10.0)
+    assert _event_count(kube, ns, "once", "JobSucceeded") == 1
+    assert _event_count(kube, ns, "once", "JobRestarting") == 1
+    assert _event_count(kube, ns, "once", "ExitedWithCode") == 1
+    assert sample("ascendjob_jobs_restarted_total", labels) == 1
+    assert sample("ascendjob_jobs_successful_total", labels) == 1
