@@ -33,7 +33,9 @@ from ascendjob_controller.localcluster.registry import Registry
 from ascendjob_controller.localcluster.resources import ResourceType
 from ascendjob_controller.localcluster.store import Entry, Store, decode_continue, encode_continue
 
-_NAME_RE = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_LABEL_1035_RE = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _SYSTEM_META = (
     "uid",
@@ -573,16 +575,16 @@ class Api:
         meta["namespace"] = namespace
 
     def _check_name(self, rt: ResourceType, name: str) -> None:
-        if len(name) > 253 or not _NAME_RE.match(name):
+        """The name rules each registry applies (subdomain, label, or RBAC's path segment)."""
+        message = name_problem(rt, name)
+        if message:
             raise invalid(
                 rt,
                 name,
                 [
                     {
                         "reason": "FieldValueInvalid",
-                        "message": f'Invalid value: "{name}": a lowercase RFC 1123 subdomain '
-                        "must consist of lower case alphanumeric characters, '-' or '.', and "
-                        "must start and end with an alphanumeric character",
+                        "message": f'Invalid value: "{name}": {message}',
                         "field": "metadata.name",
                     }
                 ],
@@ -725,3 +727,34 @@ def make_matcher(
         return fields is None or fields.matches(obj)
 
     return match
+
+
+def name_problem(rt: ResourceType, name: str) -> str:
+    """Why `name` is not a valid name for this kind, or "" when it is (pure)."""
+    if rt.group == "rbac.authorization.k8s.io":
+        if name in (".", ".."):
+            return f"may not be '{name}'"
+        for bad in ("/", "%"):
+            if bad in name:
+                return f"may not contain '{bad}'"
+        return ""
+    if rt is builtin.NAMESPACES:
+        if len(name) > 63 or not _LABEL_RE.match(name):
+            return (
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
+                "or '-', and must start and end with an alphanumeric character"
+            )
+        return ""
+    if rt is builtin.SERVICES:
+        if len(name) > 63 or not _LABEL_1035_RE.match(name):
+            return (
+                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
+                "start with an alphabetic character, and end with an alphanumeric character"
+            )
+        return ""
+    if len(name) > 253 or not _SUBDOMAIN_RE.match(name):
+        return (
+            "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+            "'-' or '.', and must start and end with an alphanumeric character"
+        )
+    return ""

@@ -142,3 +142,23 @@ def test_gc_tasks_for_events() -> None:
     assert tasks_for(_event("MODIFIED", fg), False) == [("foreground", "j1")]
     ns = {"metadata": {"name": "d", "uid": "n1", "deletionTimestamp": "t"}}
     assert tasks_for(_event("MODIFIED", ns, "namespaces"), False) == [("namespace", "d")]
+
+
+@pytest.mark.parametrize(
+    ("rt", "name", "ok"),
+    [
+        (builtin.PODS, "worker-0.a", True),
+        (builtin.PODS, "Worker", False),
+        (builtin.PODS, "a..b", False),
+        (builtin.NAMESPACES, "team-a", True),
+        (builtin.NAMESPACES, "team.a", False),
+        (builtin.SERVICES, "svc-1", True),
+        (builtin.SERVICES, "1svc", False),
+        (builtin.CLUSTERROLES, "system:aggregate-to-admin", True),
+        (builtin.ROLEBINDINGS, "a/b", False),
+    ],
+)
+def test_name_rules_per_kind(rt: Any, name: str, ok: bool) -> None:
+    from ascendjob_controller.localcluster.verbs import name_problem
+
+    assert (name_problem(rt, name) == "") is ok
