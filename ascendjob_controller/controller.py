@@ -267,12 +267,17 @@ def run(config: Any) -> int:
     metrics.init_controller_metrics()
     controller.start_informers()
 
+    def start_workers() -> None:
+        # Off the caller's thread: waiting for the caches to sync must block neither the
+        # elector's renewals nor the main thread's reaction to SIGTERM.
+        threading.Thread(target=controller.start, name="start-workers", daemon=True).start()
+
     if config.leader_elect:
         identity = f"{socket.gethostname()}_{os.getpid()}"
 
         def started_leading() -> None:
             log.info("leader_started", identity=identity)
-            controller.start()
+            start_workers()
 
         def stopped_leading() -> None:
             if not stop.is_set():
@@ -290,13 +295,15 @@ def run(config: Any) -> int:
             retry_period=config.leader_election_retry_period,
             on_started_leading=started_leading,
             on_stopped_leading=stopped_leading,
+            # We release after the workers have stopped, so no standby overlaps in-flight work.
+            release_on_cancel=False,
         )
         elector_thread = threading.Thread(
             target=elector.run, args=(stop,), name="leader-election", daemon=True
         )
         elector_thread.start()
     else:
-        controller.start()
+        start_workers()
 
     log.info("controller_started", workers=config.workers, leader_elect=config.leader_elect)
     stop.wait()
