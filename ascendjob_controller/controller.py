@@ -213,6 +213,8 @@ def check_cluster(client: KubeClient) -> None:
     try:
         client.list(ASCENDJOBS, None, limit=1)
     except ApiError as err:
+        if err.status == 0:  # no HTTP answer at all
+            raise StartupError(f"cannot reach the API server: {err.message}") from err
         if is_not_found(err):
             raise StartupError(
                 "the AscendJob CRD (ascendjobs.mindxdl.gitee.com) is not installed: "

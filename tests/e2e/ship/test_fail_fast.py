@@ -36,7 +36,7 @@ def test_unreachable_api_server(tmp_path: Path) -> None:
     assert code == 1
     [failure] = [line for line in lines if line["event"] == "startup_failed"]
     assert failure["level"] == "error"
-    assert "API server" in failure["error"]
+    assert "cannot reach the API server" in failure["error"]
     assert "connection" in failure["error"].lower()  # says why, not just "failed"
 
 
