@@ -358,11 +358,19 @@ class JobReconciler:
 
     def _adopt(self, job: dict[str, Any], ref: planning.ChildRef, bound: Any) -> list[str]:
         owner = owner_reference(parse_job(job))
-        # A JSON patch with a uid test: adopt exactly the object we saw, never a successor.
+        # A JSON patch guarded by uid and resourceVersion: adopt exactly the object we saw
+        # (never a successor, never one someone else has just claimed), keeping the owner
+        # references it already has (non-controller ones are legitimate and not ours to drop).
+        cached = self._cached_child(ref)
+        meta = (cached or {}).get("metadata") or {}
+        existing = [r for r in meta.get("ownerReferences") or [] if r.get("uid") != owner["uid"]]
         ops: list[dict[str, Any]] = []
         if ref.uid:
             ops.append({"op": "test", "path": "/metadata/uid", "value": ref.uid})
-        ops.append({"op": "add", "path": "/metadata/ownerReferences", "value": [owner]})
+        if meta.get("resourceVersion"):
+            rv = meta["resourceVersion"]
+            ops.append({"op": "test", "path": "/metadata/resourceVersion", "value": rv})
+        ops.append({"op": "add", "path": "/metadata/ownerReferences", "value": [*existing, owner]})
         try:
             self._client.patch(
                 _RESOURCE_BY_KIND[ref.kind], ref.namespace, ref.name, ops, patch_type="json"
@@ -374,6 +382,12 @@ class JobReconciler:
             return [f"adopt {ref.kind} {ref.name}: {err}"]
         bound.info("child_adopted", kind=ref.kind, child=ref.name)
         return []
+
+    def _cached_child(self, ref: planning.ChildRef) -> dict[str, Any] | None:
+        informer = {"Pod": self._pods, "Service": self._services}.get(ref.kind)
+        if ref.kind == "PodGroup":
+            informer = self._podgroups
+        return informer.store.get(f"{ref.namespace}/{ref.name}") if informer else None
 
     def _write_status(
         self, job: dict[str, Any], plan: planning.Plan, labels: dict[str, str], bound: Any
