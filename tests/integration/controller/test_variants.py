@@ -7,8 +7,16 @@ from typing import Any
 import pytest
 
 from ascendjob_controller.controller import AscendJobController
-from ascendjob_controller.kube.client import ASCENDJOBS, SERVICES, KubeClient, is_not_found
+from ascendjob_controller.kube.client import (
+    ASCENDJOBS,
+    CONFIGMAPS,
+    PODS,
+    SERVICES,
+    KubeClient,
+    is_not_found,
+)
 from tests.integration.controller.helpers import (
+    JOB_LABEL,
     Kubelet,
     container,
     fresh_namespace,
@@ -145,3 +153,35 @@ def test_template_env_is_left_alone(kube: KubeClient, ns: str) -> None:
     env = _env(pods["te-worker-0"])
     assert env["MASTER_PORT"] == "9999" and env["RANK"] == "7"
     assert env["WORLD_SIZE"] == "2"
+
+
+def test_adoption_keeps_other_owner_references(kube: KubeClient, ns: str) -> None:
+    holder = kube.create(CONFIGMAPS, ns, {"metadata": {"name": "holder"}})
+    other = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "name": "holder",
+        "uid": holder["metadata"]["uid"],
+    }
+    kube.create(
+        PODS,
+        ns,
+        {
+            "metadata": {
+                "name": "keep-worker-0",
+                "labels": {JOB_LABEL: "keep"},
+                "ownerReferences": [other],
+            },
+            "spec": {"containers": [{"name": "ascend", "image": "x"}]},
+        },
+    )
+    job = kube.create(ASCENDJOBS, ns, pytorch_job("keep"))
+
+    def controlled() -> list[dict[str, Any]] | None:
+        refs = kube.get(PODS, ns, "keep-worker-0")["metadata"].get("ownerReferences") or []
+        return refs if any(r.get("controller") for r in refs) else None
+
+    refs = wait_for(controlled, "keep-worker-0 adopted")
+    by_uid = {r["uid"]: r for r in refs}
+    assert set(by_uid) == {holder["metadata"]["uid"], job["metadata"]["uid"]}
+    assert not by_uid[holder["metadata"]["uid"]].get("controller")
