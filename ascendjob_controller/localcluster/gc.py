@@ -11,6 +11,7 @@ from __future__ import annotations
 import queue
 import sys
 import threading
+import time
 from typing import Any
 
 from ascendjob_controller.localcluster import builtin
@@ -44,11 +45,18 @@ def tasks_for(event: Event, namespace_terminating: bool) -> list[Task]:
 
 
 class GarbageCollector:
-    def __init__(self, api: Api) -> None:
+    def __init__(self, api: Api, namespace_delay: float = 1.0) -> None:
         self.api = api
         self.store = api.store
+        # Like the namespace controller, start emptying a terminating namespace a moment
+        # later: `kubectl delete -k` deletes a namespace and then its contents, and expects
+        # to find them.
+        self.namespace_delay = namespace_delay
         self._queue: queue.Queue[Task | None] = queue.Queue()
         self._thread: threading.Thread | None = None
+        self._ns_seen: dict[str, float] = {}
+        self._timers: set[threading.Timer] = set()
+        self._timers_lock = threading.Lock()
         self.store.add_listener(self._on_event)
 
     def start(self) -> None:
@@ -56,12 +64,29 @@ class GarbageCollector:
         self._thread.start()
 
     def stop(self) -> None:
+        with self._timers_lock:
+            for timer in self._timers:
+                timer.cancel()
+            self._timers.clear()
         self._queue.put(None)
         if self._thread is not None:
             self._thread.join(timeout=10)
 
     def idle(self) -> bool:
-        return self._queue.unfinished_tasks == 0
+        with self._timers_lock:
+            return self._queue.unfinished_tasks == 0 and not self._timers
+
+    def _later(self, delay: float, task: Task) -> None:
+        def fire() -> None:
+            with self._timers_lock:
+                self._timers.discard(timer)
+                self._queue.put(task)
+
+        timer = threading.Timer(delay, fire)
+        timer.daemon = True
+        with self._timers_lock:
+            self._timers.add(timer)
+        timer.start()
 
     def _on_event(self, event: Event) -> None:
         terminating = False
@@ -161,6 +186,12 @@ class GarbageCollector:
         with self.store.lock:
             entry = self.store.get(ns_resource, "", name)
             if entry is None or not entry.obj["metadata"].get("deletionTimestamp"):
+                self._ns_seen.pop(name, None)
+                return
+            first_seen = self._ns_seen.setdefault(name, time.monotonic())
+            wait = first_seen + self.namespace_delay - time.monotonic()
+            if wait > 0:
+                self._later(wait, ("namespace", name))
                 return
             remaining = 0
             for resource in self.store.resources():
@@ -179,3 +210,4 @@ class GarbageCollector:
             )
             if remaining == 0 or not leftover:
                 self.store.remove(ns_resource, "", name)
+                self._ns_seen.pop(name, None)
