@@ -339,3 +339,48 @@ def validate_crd(crd: dict[str, Any]) -> list[dict[str, str]]:
         f'Invalid value: "{name}": must be spec.names.plural+"."+spec.group',
     )
     return causes
+
+
+def node_object(name: str, ip: str) -> dict[str, Any]:
+    """The Node a kubelet would register: Ready, with an address and Ascend capacity.
+
+    Labels include the ones the sample AscendJob selects on (host-arch, accelerator-type).
+    """
+    capacity = {"cpu": "64", "memory": "256Gi", "pods": "110", "huawei.com/Ascend910": "8"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "host-arch": "huawei-arm",
+                "accelerator-type": "card-910b-2",
+            },
+        },
+        "spec": {},
+        "status": {
+            "capacity": capacity,
+            "allocatable": dict(capacity),
+            "addresses": [
+                {"type": "InternalIP", "address": ip},
+                {"type": "Hostname", "address": name},
+            ],
+            "conditions": [
+                {
+                    "type": "Ready",
+                    "status": "True",
+                    "reason": "KubeletReady",
+                    "message": "kubelet is posting ready status",
+                }
+            ],
+            "nodeInfo": {
+                "kubeletVersion": "v1.32.0",
+                "containerRuntimeVersion": "sim://1.0",
+                "operatingSystem": "linux",
+                "architecture": "amd64",
+            },
+        },
+    }

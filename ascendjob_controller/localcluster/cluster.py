@@ -141,10 +141,23 @@ class LocalCluster:
         self.kubeconfig_path.parent.mkdir(parents=True, exist_ok=True)
         self.kubeconfig_path.write_text(kubeconfig_text(self.url))
         if self.kubelet_enabled:
-            from ascendjob_controller.localcluster.kubelet import SimulatedKubelet
+            from ascendjob_controller.localcluster import kubelet
 
-            self._kubelet = SimulatedKubelet(self.url)
+            self._kubelet = kubelet.SimulatedKubelet(self.url)
+            node = builtin.node_object(
+                self._kubelet.node_name, getattr(kubelet, "HOST_IP", "172.18.0.2")
+            )
+            if self.store.get(builtin.NODES.group_resource, "", node["metadata"]["name"]) is None:
+                self.api.create(builtin.NODES, "", node)
+                self._set_node_status(node)
             self._kubelet.start()
+
+    def _set_node_status(self, node: dict[str, Any]) -> None:
+        """Node status is a status-subresource write, as the kubelet's heartbeat is."""
+        name = node["metadata"]["name"]
+        current = self.api.get(builtin.NODES, "", name).copy()
+        current["status"] = node["status"]
+        self.api.update(builtin.NODES, "", name, current, subresource="status")
 
     def stop(self) -> None:
         self.state.stopping.set()

@@ -41,3 +41,12 @@ def test_pods_run_to_completion_under_the_simulated_kubelet(local_cluster: Local
     assert pod.spec.node_name and pod.status.pod_ip
     terminated = pod.status.container_statuses[0].state.terminated
     assert terminated.exit_code == 1
+
+
+def test_the_kubelets_node_is_registered_and_ready(local_cluster: LocalCluster) -> None:
+    core = client.CoreV1Api(local_cluster.api_client())
+    nodes = core.list_node().items
+    assert [n.metadata.name for n in nodes] == ["local-node-1"]
+    ready = {c.type: c.status for c in nodes[0].status.conditions}
+    assert ready["Ready"] == "True"
+    assert nodes[0].status.allocatable["huawei.com/Ascend910"] == "8"
