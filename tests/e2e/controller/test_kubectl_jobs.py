@@ -134,3 +134,61 @@ def test_samples_reach_succeeded_with_status_column_moving(
     for name in names:
         if name != exitcode_job:
             assert rows[name][-1] == "0", f"RESTARTS of {name}: {rows[name]}"
+
+
+def _scripted_job(name: str, policy: str, codes: str) -> dict[str, Any]:
+    """A small PyTorch job whose Worker exits with `codes`, run after run."""
+
+    def spec(annotations: dict[str, str]) -> dict[str, Any]:
+        return {
+            "replicas": 1,
+            "restartPolicy": policy,
+            "template": {
+                "metadata": {"annotations": {"sim.acjob.local/run-seconds": "1", **annotations}},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "ascend",
+                            "image": "train:latest",
+                            "resources": {"requests": {"huawei.com/Ascend910": 1}},
+                        }
+                    ]
+                },
+            },
+        }
+
+    return {
+        "apiVersion": "mindxdl.gitee.com/v1",
+        "kind": "AscendJob",
+        "metadata": {"name": name, "labels": {"framework": "pytorch"}},
+        "spec": {
+            "replicaSpecs": {
+                "Master": spec({}),
+                "Worker": spec({"sim.acjob.local/exit-code": codes}),
+            }
+        },
+    }
+
+
+def test_many_restarting_jobs_count_exactly(
+    kubectl: Kubectl, controller: AscendJobController
+) -> None:
+    """Concurrent jobs, each restarting a known number of times: every count is exact."""
+    ns = f"e2e-{uuid.uuid4().hex[:6]}"
+    kubectl("create", "namespace", ns)
+    expected: dict[str, tuple[str, str]] = {}
+    docs = []
+    for i in range(4):
+        for name, policy, codes, restarts, final in (
+            (f"ec-{i}", "ExitCode", "137,0", "1", "Succeeded"),
+            (f"ec2-{i}", "ExitCode", "143,137,0", "2", "Succeeded"),
+            (f"of-{i}", "OnFailure", "1,1,0", "2", "Succeeded"),
+            (f"nv-{i}", "Never", "1", "0", "Failed"),
+        ):
+            docs.append(_scripted_job(name, policy, codes))
+            expected[name] = (final, restarts)
+    kubectl("apply", "-n", ns, "-f", "-", stdin=yaml.safe_dump_all(docs))
+    _follow(kubectl, ns, list(expected))
+    rows = _table(kubectl, ns)
+    got = {name: (rows[name][0], rows[name][-1]) for name in expected}
+    assert got == expected
