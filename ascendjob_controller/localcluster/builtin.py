@@ -341,7 +341,7 @@ def validate_crd(crd: dict[str, Any]) -> list[dict[str, str]]:
     return causes
 
 
-def node_object(name: str, ip: str) -> dict[str, Any]:
+def node_object(name: str, ip: str, now: str) -> dict[str, Any]:
     """The Node a kubelet would register: Ready, with an address and Ascend capacity.
 
     Labels include the ones the sample AscendJob selects on (host-arch, accelerator-type).
@@ -374,11 +374,19 @@ def node_object(name: str, ip: str) -> dict[str, Any]:
                     "status": "True",
                     "reason": "KubeletReady",
                     "message": "kubelet is posting ready status",
+                    "lastHeartbeatTime": now,
+                    "lastTransitionTime": now,
                 }
             ],
             "nodeInfo": {
-                "kubeletVersion": "v1.32.0",
+                "machineID": "0" * 32,
+                "systemUUID": "00000000-0000-0000-0000-000000000001",
+                "bootID": "00000000-0000-0000-0000-000000000002",
+                "kernelVersion": "6.1.0-sim",
+                "osImage": "Simulated Linux",
                 "containerRuntimeVersion": "sim://1.0",
+                "kubeletVersion": "v1.32.0",
+                "kubeProxyVersion": "v1.32.0",
                 "operatingSystem": "linux",
                 "architecture": "amd64",
             },

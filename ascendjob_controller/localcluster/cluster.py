@@ -19,7 +19,7 @@ from ascendjob_controller.localcluster.gc import GarbageCollector
 from ascendjob_controller.localcluster.registry import Registry
 from ascendjob_controller.localcluster.server import ApiHTTPServer, ServerState
 from ascendjob_controller.localcluster.store import Store
-from ascendjob_controller.localcluster.verbs import Api
+from ascendjob_controller.localcluster.verbs import Api, now_rfc3339
 
 CRD_DIR = Path(__file__).resolve().parents[2] / "manifests" / "crd"
 
@@ -145,7 +145,7 @@ class LocalCluster:
 
             self._kubelet = kubelet.SimulatedKubelet(self.url)
             node = builtin.node_object(
-                self._kubelet.node_name, getattr(kubelet, "HOST_IP", "172.18.0.2")
+                self._kubelet.node_name, getattr(kubelet, "HOST_IP", "172.18.0.2"), now_rfc3339()
             )
             if self.store.get(builtin.NODES.group_resource, "", node["metadata"]["name"]) is None:
                 self.api.create(builtin.NODES, "", node)
