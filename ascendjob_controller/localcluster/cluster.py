@@ -84,6 +84,7 @@ class LocalCluster:
         self.registry = Registry()
         self.api = Api(self.store, self.registry)
         self.faults = Faults()
+        self.faults.on_drop = self._wake_watchers
         self.state = ServerState(self.api, self.registry, self.faults, bookmark_interval)
         self.gc = GarbageCollector(self.api)
         self._crd_dir = crd_dir
@@ -159,10 +160,13 @@ class LocalCluster:
         current["status"] = node["status"]
         self.api.update(builtin.NODES, "", name, current, subresource="status")
 
-    def stop(self) -> None:
-        self.state.stopping.set()
+    def _wake_watchers(self) -> None:
         with self.store.lock:
             self.store.changed.notify_all()
+
+    def stop(self) -> None:
+        self.state.stopping.set()
+        self._wake_watchers()
         if self._kubelet is not None:
             self._kubelet.stop()
             self._kubelet = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -38,6 +39,7 @@ class Faults:
         self._latency: list[tuple[float, str | None]] = []
         self._expire_next = 0
         self.watch_epoch = 0  # bumped by drop_watches; open watches end when it changes
+        self.on_drop: Callable[[], None] | None = None  # wakes watchers so they end at once
 
     def fail(
         self,
@@ -61,6 +63,8 @@ class Faults:
     def drop_watches(self) -> None:
         with self._lock:
             self.watch_epoch += 1
+        if self.on_drop is not None:
+            self.on_drop()
 
     def expire_next_watch(self) -> None:
         with self._lock:
