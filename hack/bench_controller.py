@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import http.client
 import json
 import math
@@ -41,6 +42,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ascendjob_controller.config import Config
 from ascendjob_controller.job.desired import desired_pod
 from ascendjob_controller.job.types import JOB_NAME_LABEL, LABEL_REPLICA_TYPE, parse_job
 
@@ -51,6 +53,7 @@ CLIENT_THREADS = 4
 RECONCILES = "controller_runtime_reconcile_total"
 REQUESTS = "rest_client_requests_total"
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
+RTT_FLAG = "--as-controller-with-rtt"  # internal: re-exec this file as the controller
 STOP_TIMEOUT = 30.0
 
 
@@ -228,7 +231,7 @@ def _wait_for(check: Callable[[], bool], timeout: float, what: str) -> None:
 
 @contextlib.contextmanager
 def controller(
-    tmp: Path, workers: int, qps: float, burst: int, ready_timeout: float = 120.0
+    tmp: Path, workers: int, qps: float, burst: int, rtt: float = 0.0, ready_timeout: float = 120.0
 ) -> Iterator[Controller]:
     """`ascendjob-controller run` in its own process, scoped to the bench namespace.
 
@@ -237,6 +240,8 @@ def controller(
     """
     log_path = tmp / f"controller-{time.monotonic_ns()}.log"
     args = [sys.executable, "-m", "ascendjob_controller", "run"]
+    if rtt > 0:
+        args = [sys.executable, str(Path(__file__).resolve()), RTT_FLAG, str(rtt), "run"]
     args += ["--kubeconfig", str(tmp / "kubeconfig"), "--namespace", NAMESPACE]
     args += ["--workers", str(workers), "--kube-api-qps", str(qps), "--kube-api-burst", str(burst)]
     args += ["--metrics-bind-address", "127.0.0.1:0", "--health-probe-bind-address", "127.0.0.1:0"]
@@ -271,6 +276,27 @@ def controller(
         yield ctl
     finally:
         stop_process(proc)
+
+
+def controller_with_rtt(rtt: float, argv: list[str]) -> int:
+    """`ascendjob-controller <argv>` with every API request `rtt` seconds late.
+
+    The local server answers in about a millisecond; a real API server is a network hop and
+    an etcd write away. Sleeping before each request (the sleep releases the GIL, like a
+    socket wait) shows what concurrent workers buy when requests wait rather than compute.
+    Only this controller process is slowed: the kubelet and the driver are not.
+    """
+    from ascendjob_controller import cli
+    from ascendjob_controller.kube.client import KubeClient
+
+    send_once = KubeClient._send_once
+
+    def delayed(self: KubeClient, *args: Any, **kwargs: Any) -> Any:
+        time.sleep(rtt)
+        return send_once(self, *args, **kwargs)
+
+    setattr(KubeClient, "_send_once", delayed)  # noqa: B010 - patching the class, on purpose
+    return cli.main(argv)
 
 
 # -- 1. throughput ---------------------------------------------------------------------------------
@@ -406,12 +432,21 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def bench_throughput(
-    workers: int, jobs: int, run_seconds: float, qps: float, burst: int, timeout: float
+    workers: int,
+    jobs: int,
+    run_seconds: float,
+    qps: float,
+    burst: int,
+    timeout: float,
+    rtt: float = 0.0,
 ) -> ThroughputResult:
     """One round on a fresh API server, so earlier rounds' objects cost nothing here."""
     with tempfile.TemporaryDirectory(prefix="bench-ctl-") as tmp_name:
         tmp = Path(tmp_name)
-        with api_server(tmp, kubelet=True) as server, controller(tmp, workers, qps, burst) as ctl:
+        with (
+            api_server(tmp, kubelet=True) as server,
+            controller(tmp, workers, qps, burst, rtt) as ctl,
+        ):
             before = ctl.metrics()
             cpu_before = cpu_seconds(ctl.proc.pid), cpu_seconds(server.pid)
             watch = JobWatch(server.url, jobs)
@@ -488,7 +523,7 @@ def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
 
 
 def report_throughput(
-    results: list[ThroughputResult], run_seconds: float, qps: float, rounds: int
+    results: list[ThroughputResult], run_seconds: float, qps: float, rounds: int, rtt: float
 ) -> None:
     first = results[0]
     rows = [
@@ -515,8 +550,9 @@ def report_throughput(
     ]
     print_table(
         f"Throughput: {first.jobs} AscendJobs x {first.pods_per_job} pods submitted at once "
-        f"(pytorch, simulated run {run_seconds:g} s, client QPS limit {qps:g}; "
-        f"fastest of {rounds} interleaved round(s) each)",
+        f"(pytorch, simulated run {run_seconds:g} s, client QPS limit {qps:g}, "
+        + (f"{1000 * rtt:g} ms added to every controller request, " if rtt else "local latency, ")
+        + f"fastest of {rounds} interleaved round(s) each)",
         ["", *(f"workers={r.workers}" for r in results)],
         rows,
     )
@@ -527,6 +563,15 @@ def report_throughput(
             f"jobs/s x{r.jobs_per_s / base.jobs_per_s:.2f}, "
             f"p95 to Running x{percentile(r.to_running, 95) / percentile(base.to_running, 95):.2f}"
         )
+    if rtt:
+        return
+    default_qps = Config().kube_api_qps
+    per_job = min(r.requests[""] / r.jobs for r in results)
+    print(
+        f"  note: at the default --kube-api-qps {default_qps:g} the client's own limiter allows "
+        f"about {default_qps / per_job:.1f} jobs/s ({per_job:.1f} requests per job); "
+        "raise it for bursts"
+    )
 
 
 # -- 2. memory and 3. informer ------------------------------------------------------------------
@@ -791,6 +836,9 @@ def report_memory(m: MemoryResult) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == [RTT_FLAG]:
+        return controller_with_rtt(float(argv[1]), argv[2:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
     parser.add_argument("--only", choices=["throughput", "memory"], help="run one part")
@@ -799,6 +847,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=2, help="throughput rounds per worker count")
     parser.add_argument("--run-seconds", type=float, default=1.0, help="simulated run per pod")
     parser.add_argument("--qps", type=float, default=1000.0, help="controller API QPS limit")
+    parser.add_argument(
+        "--rtt",
+        type=float,
+        default=0.01,
+        help="seconds added to each controller request in "
+        "the second throughput comparison (0 skips it)",
+    )
     parser.add_argument("--pods", type=int, default=10_000, help="pods cached in the memory run")
     args = parser.parse_args(argv)
     if args.quick:
@@ -808,12 +863,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}", flush=True)
     if args.only in (None, "throughput"):
         burst = int(args.qps)
-        results = best_rounds(
-            workers,
-            args.rounds,
-            lambda w: bench_throughput(w, args.jobs, args.run_seconds, args.qps, burst, timeout),
-        )
-        report_throughput(results, args.run_seconds, args.qps, args.rounds)
+        for rtt in (0.0, args.rtt) if args.rtt > 0 else (0.0,):
+            one_round = functools.partial(
+                bench_throughput,
+                jobs=args.jobs,
+                run_seconds=args.run_seconds,
+                qps=args.qps,
+                burst=burst,
+                timeout=timeout,
+                rtt=rtt,
+            )
+            results = best_rounds(workers, args.rounds, one_round)
+            report_throughput(results, args.run_seconds, args.qps, args.rounds, rtt)
     if args.only in (None, "memory"):
         rounds, settle = (1, 0.5) if args.quick else (3, 2.0)
         m = bench_memory(args.pods, args.pods // 2, rounds, settle, args.qps)
