@@ -88,7 +88,18 @@ def _spec_part(obj: dict[str, Any]) -> dict[str, Any]:
 
 
 def _comparable(obj: dict[str, Any]) -> dict[str, Any]:
+    """What decides whether a write changes anything (a no-op write is not persisted).
+
+    managedFields timestamps are left out: re-applying the same configuration must not bump
+    the resourceVersion just because the apply happened a second later.
+    """
     meta = {k: v for k, v in obj.get("metadata", {}).items() if k not in ("resourceVersion",)}
+    managed = meta.get("managedFields")
+    if isinstance(managed, list):
+        meta["managedFields"] = [
+            {k: v for k, v in m.items() if k != "time"} if isinstance(m, dict) else m
+            for m in managed
+        ]
     return {**obj, "metadata": meta}
 
 

@@ -139,6 +139,17 @@ def test_apply_twice_is_a_no_op_then_a_change_is_applied(kubectl: Kubectl, ns: s
 def test_apply_server_side(kubectl: Kubectl, ns: str) -> None:
     out = kubectl("apply", "--server-side", "-n", ns, "-f", "-", stdin=_sample())
     assert "serverside-applied" in out.stdout
+    rv = kubectl(
+        "get", "acjob", SAMPLE_NAME, "-n", ns, "-o", "jsonpath={.metadata.resourceVersion}"
+    ).stdout
+    time.sleep(1.1)  # a later apply of the same configuration is still a no-op
+    kubectl("apply", "--server-side", "-n", ns, "-f", "-", stdin=_sample())
+    assert (
+        kubectl(
+            "get", "acjob", SAMPLE_NAME, "-n", ns, "-o", "jsonpath={.metadata.resourceVersion}"
+        ).stdout
+        == rv
+    )
     out = kubectl("apply", "--server-side", "-n", ns, "-f", "-", stdin=_sample(replicas=2))
     assert "serverside-applied" in out.stdout
     obj = json.loads(
