@@ -125,3 +125,19 @@ def test_a_conflicted_transition_is_announced_once(
     assert _event_count(kube, ns, "once", "ExitedWithCode") == 1
     assert sample("ascendjob_jobs_restarted_total", labels) == 1
     assert sample("ascendjob_jobs_successful_total", labels) == 1
+
+
+def test_dropped_and_expired_watches_do_not_lose_a_job(
+    bare_cluster: Any, kube: KubeClient, kubelet: Kubelet, ns: str
+) -> None:
+    kube.create(ASCENDJOBS, ns, pytorch_job("dw", workers=2))
+    pods = wait_pods(kube, ns, "dw", 3)
+    bare_cluster.faults.drop_watches()
+    kubelet.run_all(pods)
+    wait_state(kube, ns, "dw", "Running")
+    for _ in range(4):  # every informer's next watch gets 410 Gone and must relist
+        bare_cluster.faults.expire_next_watch()
+    bare_cluster.faults.drop_watches()
+    kubelet.failed(pods["dw-worker-1"], 1)
+    status = wait_state(kube, ns, "dw", "Failed")
+    assert status["replicaStatuses"]["Worker"]["failed"] == 1
