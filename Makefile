@@ -68,7 +68,8 @@ bench-localcluster: venv ## Benchmark the embedded API server.
 	$(BIN)/python hack/bench_localcluster.py
 
 .PHONY: bench
-bench: bench-localcluster ## Run every benchmark.
+bench: bench-localcluster ## Run every benchmark (API server, then controller throughput/memory/informer).
+	$(BIN)/python hack/bench_controller.py
 
 .PHONY: clean
 clean: ## Remove the virtual environment and caches.

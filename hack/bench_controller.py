@@ -504,6 +504,10 @@ def best_rounds(
     return [best[w] for w in workers]
 
 
+def seconds(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.2f}"
+
+
 def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
     """Labels and a "notes" column left-aligned, figures right-aligned."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
@@ -543,10 +547,11 @@ def report_throughput(
             *(f"{1000 * r.controller_cpu / r.jobs:.1f}" for r in results),
         ],
         ["API server CPU ms per job", *(f"{1000 * r.server_cpu / r.jobs:.1f}" for r in results)],
-        ["creation -> Running p50 (s)", *(f"{percentile(r.to_running, 50):.2f}" for r in results)],
-        ["creation -> Running p95 (s)", *(f"{percentile(r.to_running, 95):.2f}" for r in results)],
-        ["creation -> Succeeded p50 (s)", *(f"{percentile(r.to_done, 50):.2f}" for r in results)],
-        ["creation -> Succeeded p95 (s)", *(f"{percentile(r.to_done, 95):.2f}" for r in results)],
+        ["jobs seen Running", *(f"{len(r.to_running)}" for r in results)],
+        ["creation -> Running p50 (s)", *(seconds(percentile(r.to_running, 50)) for r in results)],
+        ["creation -> Running p95 (s)", *(seconds(percentile(r.to_running, 95)) for r in results)],
+        ["creation -> Succeeded p50 (s)", *(seconds(percentile(r.to_done, 50)) for r in results)],
+        ["creation -> Succeeded p95 (s)", *(seconds(percentile(r.to_done, 95)) for r in results)],
     ]
     print_table(
         f"Throughput: {first.jobs} AscendJobs x {first.pods_per_job} pods submitted at once "
@@ -561,7 +566,8 @@ def report_throughput(
         print(
             f"  ratio workers={r.workers} / workers={base.workers} (same run): "
             f"jobs/s x{r.jobs_per_s / base.jobs_per_s:.2f}, "
-            f"p95 to Running x{percentile(r.to_running, 95) / percentile(base.to_running, 95):.2f}"
+            f"p95 creation -> Succeeded "
+            f"x{percentile(r.to_done, 95) / percentile(base.to_done, 95):.2f}"
         )
     if rtt:
         return
