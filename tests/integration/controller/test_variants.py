@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -185,3 +186,25 @@ def test_adoption_keeps_other_owner_references(kube: KubeClient, ns: str) -> Non
     by_uid = {r["uid"]: r for r in refs}
     assert set(by_uid) == {holder["metadata"]["uid"], job["metadata"]["uid"]}
     assert not by_uid[holder["metadata"]["uid"]].get("controller")
+
+
+def test_a_job_being_deleted_adopts_nothing(kube: KubeClient, ns: str) -> None:
+    job = pytorch_job("gone")
+    job["metadata"]["finalizers"] = ["example.com/hold"]
+    kube.create(ASCENDJOBS, ns, job)
+    wait_pods(kube, ns, "gone", 2)
+    kube.delete(ASCENDJOBS, ns, "gone")  # held by the finalizer: deletionTimestamp set
+    orphan = kube.create(
+        PODS,
+        ns,
+        {
+            "metadata": {"name": "gone-worker-1", "labels": {JOB_LABEL: "gone"}},
+            "spec": {"containers": [{"name": "ascend", "image": "x"}]},
+        },
+    )
+    threading.Event().wait(1.0)  # time for a wrong adoption to show
+    pod = kube.get(PODS, ns, "gone-worker-1")
+    assert pod["metadata"]["resourceVersion"] == orphan["metadata"]["resourceVersion"]
+    assert not pod["metadata"].get("ownerReferences")
+    kube.patch(ASCENDJOBS, ns, "gone", {"metadata": {"finalizers": None}})
+    wait_for(lambda: status_of(kube, ns, "gone") == {}, "the job gone")
