@@ -34,7 +34,7 @@ PODS = ResourceType(
     "pod",
     True,
     ("po",),
-    subresources=frozenset({"status", "binding"}),
+    subresources=frozenset({"status", "binding", "log"}),
     categories=("all",),
 )
 SERVICES = ResourceType(

@@ -379,10 +379,12 @@ class ApiHandler(BaseHTTPRequestHandler):
         ns = route.namespace if rt.namespaced else ""
         dry_run = query.get("dryRun") == "All"
         validation = query.get("fieldValidation", "")
-        if verb == "get":
+        if verb == "get" and route.subresource == "log":
+            self._log(api.get(rt, ns, route.name), query)
+        elif verb == "get":
             entry = api.get(rt, ns, route.name)
             if route.subresource not in ("", "status"):
-                raise path_not_found()
+                raise method_not_allowed()
             self._send_entry(200, rt, entry)
         elif verb == "list":
             self._list(route, query)
@@ -397,7 +399,7 @@ class ApiHandler(BaseHTTPRequestHandler):
             body = parse_body(raw, self.headers.get("Content-Type") or "")
             result = api.create(rt, ns, body, validation, dry_run)
             self._send_entry(result.code, rt, result.entry, result.warnings)
-        elif route.subresource == "binding" or (route.subresource and verb == "delete"):
+        elif route.subresource in ("binding", "log") or (route.subresource and verb == "delete"):
             raise method_not_allowed()
         elif verb == "update":
             body = parse_body(raw, self.headers.get("Content-Type") or "")
@@ -428,6 +430,15 @@ class ApiHandler(BaseHTTPRequestHandler):
                 rt, ns or None, query.get("labelSelector", ""), query.get("fieldSelector", ""), opts
             )
             self._send_list(rt, entries, api.store.resource_version, "", None)
+
+    def _log(self, entry: Entry, query: dict[str, str]) -> None:
+        from ascendjob_controller.localcluster.logs import LogError, pod_log
+
+        try:
+            text = pod_log(entry.obj, query.get("container", ""), _flag(query.get("previous")))
+        except LogError as err:
+            raise bad_request(str(err)) from err
+        self._send_json(200, text.encode(), "text/plain")
 
     def _delete_options(self, query: dict[str, str], raw: bytes) -> DeleteOptions:
         body: dict[str, Any] = {}
