@@ -22,7 +22,7 @@ class _FailRule:
     remaining: int | None
 
 
-def _resource_matches(wanted: str | None, resource: str) -> bool:
+def resource_matches(wanted: str | None, resource: str) -> bool:
     """`pods` matches pods and its subresources; `pods/status` only the status subresource."""
     if wanted is None:
         return True
@@ -83,7 +83,7 @@ class Faults:
             return None
         with self._lock:
             for rule in self._fail:
-                if rule.verb not in (verb, "*") or not _resource_matches(rule.resource, resource):
+                if rule.verb not in (verb, "*") or not resource_matches(rule.resource, resource):
                     continue
                 if rule.remaining is not None and rule.remaining <= 0:
                     continue

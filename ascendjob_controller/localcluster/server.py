@@ -29,7 +29,7 @@ from ascendjob_controller.localcluster.errors import (
     path_not_found,
     unsupported_media_type,
 )
-from ascendjob_controller.localcluster.faults import Faults, _resource_matches
+from ascendjob_controller.localcluster.faults import Faults, resource_matches
 from ascendjob_controller.localcluster.registry import Registry
 from ascendjob_controller.localcluster.resources import ResourceType
 from ascendjob_controller.localcluster.store import Entry, Event, dumps
@@ -87,7 +87,7 @@ class ServerState:
                 n
                 for (v, r), n in self.counts.items()
                 if (verb is None or v == verb)
-                and (resource is None or _resource_matches(resource, r))
+                and (resource is None or resource_matches(resource, r))
             )
 
 
