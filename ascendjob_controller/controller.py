@@ -225,6 +225,20 @@ def check_cluster(client: KubeClient) -> None:
         raise StartupError(f"cannot reach the API server: {err}") from err
 
 
+def podgroups_served(client: KubeClient) -> bool:
+    """Whether the cluster serves Volcano's PodGroup API (its CRD is installed).
+
+    Gang scheduling needs a PodGroup informer, and an informer on an API that is not served
+    never syncs, which would keep every worker waiting: without Volcano, gang scheduling is
+    switched off instead. Any answer other than 404 counts as served (the informer retries).
+    """
+    try:
+        client.list(PODGROUPS, None, limit=1)
+    except ApiError as err:
+        return not is_not_found(err)
+    return True
+
+
 def run(config: Any) -> int:
     """Run the controller until SIGTERM/SIGINT; returns the process exit code."""
     from ascendjob_controller import health
@@ -241,12 +255,20 @@ def run(config: Any) -> int:
         log.error("startup_failed", error=str(err))
         return 1
 
+    gang = bool(config.enable_gang_scheduling)
+    if gang and not podgroups_served(client):
+        log.warning(
+            "gang_scheduling_disabled",
+            reason="the PodGroup API (scheduling.volcano.sh/v1beta1) is not served; "
+            "install Volcano to gang-schedule AscendJobs",
+        )
+        gang = False
     controller = AscendJobController(
         client,
         ControllerOptions(
             namespaces=tuple(config.namespaces or ()),
             workers=config.workers,
-            gang_scheduling=config.enable_gang_scheduling,
+            gang_scheduling=gang,
         ),
     )
     stop = threading.Event()
