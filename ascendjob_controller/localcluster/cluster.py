@@ -173,6 +173,7 @@ class LocalCluster:
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
+            self._server.close_connections()
         if self._thread is not None:
             self._thread.join(timeout=10)
         self.gc.stop()

@@ -6,7 +6,9 @@ connections, and each watch holds one thread while it streams chunked JSON lines
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import sys
 import threading
 import time
@@ -98,7 +100,20 @@ class ApiHTTPServer(ThreadingHTTPServer):
 
     def __init__(self, address: tuple[str, int], state: ServerState) -> None:
         self.state = state
+        self.connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
         super().__init__(address, ApiHandler)
+
+    def close_connections(self) -> None:
+        """Cut every open client connection, so a stopped server is really gone.
+
+        Without this, keep-alive connections would go on being served by their threads.
+        """
+        with self.connections_lock:
+            conns = list(self.connections)
+        for conn in conns:
+            with contextlib.suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Clients hanging up mid-response are routine (watch cancelled): no traceback."""
@@ -171,6 +186,17 @@ class ApiHandler(BaseHTTPRequestHandler):
     server: ApiHTTPServer
     server_version = "ascendjob-localcluster"
     sys_version = ""
+
+    def setup(self) -> None:
+        super().setup()
+        with self.server.connections_lock:
+            self.server.connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.server.connections_lock:
+            self.server.connections.discard(self.connection)
+        with contextlib.suppress(OSError):
+            super().finish()
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: a busy test run would otherwise print a line per request."""
