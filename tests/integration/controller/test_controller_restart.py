@@ -6,6 +6,7 @@ This module starts and stops its own controllers (the shared `controller` fixtur
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import pytest
 
@@ -102,5 +103,43 @@ def test_deadline_and_ttl_are_kept_across_a_controller_restart(
         status = wait_state(kube, ns, "dl", "Failed", timeout=15.0)
         assert status["conditions"][-1]["reason"] == "DeadlineExceeded"
         wait_for(lambda: status_of(kube, ns, "ttl") == {}, "the TTL deletion", 15.0)
+    finally:
+        second.stop(10.0)
+
+
+def test_a_recorded_restart_is_carried_out_once_by_the_next_controller(
+    bare_cluster: Any, kube: KubeClient, kubelet: Kubelet
+) -> None:
+    """Record then act, across processes: the first controller counts the restart but cannot
+    delete the failed pod; the next one deletes and recreates it without counting again."""
+    ns = fresh_namespace(kube)
+    first = start_controller(bare_cluster)
+    try:
+        kube.create(ASCENDJOBS, ns, pytorch_job("ra", policy="ExitCode"))
+        pods = wait_pods(kube, ns, "ra", 2)
+        kubelet.run_all(pods)
+        wait_state(kube, ns, "ra", "Running")
+        bare_cluster.faults.fail("delete", "pods", code=403)
+        kubelet.failed(pods["ra-worker-0"], 137)
+        wait_for(lambda: _restart_count_is(kube, ns, "ra", 1), "the restart recorded")
+        threading.Event().wait(1.0)  # the first controller tries (and fails) to delete
+        assert "ra-worker-0" in pods_of(kube, ns, "ra")
+    finally:
+        first.stop(10.0)
+        bare_cluster.faults.clear()
+
+    second = start_controller(bare_cluster)
+    try:
+        new = wait_for(
+            lambda: (
+                (p := pods_of(kube, ns, "ra").get("ra-worker-0"))
+                and p["metadata"]["uid"] != pods["ra-worker-0"]["metadata"]["uid"]
+                and p
+            ),
+            "ra-worker-0 recreated",
+        )
+        kubelet.running(new)
+        kubelet.succeed_all(pods_of(kube, ns, "ra"))
+        assert wait_state(kube, ns, "ra", "Succeeded")["restartCount"] == 1
     finally:
         second.stop(10.0)
