@@ -130,7 +130,14 @@ class LocalCluster:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
+        """Serve; after a stop(), serve again on the same port with the same objects.
+
+        Restarting lets tests simulate an API server outage: clients see connection errors
+        while it is down and the same cluster when it comes back.
+        """
+        self.state.stopping.clear()
         self._server = ApiHTTPServer(("127.0.0.1", self._requested_port), self.state)
+        self._requested_port = self.port
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.2},
@@ -165,6 +172,9 @@ class LocalCluster:
             self.store.changed.notify_all()
 
     def stop(self) -> None:
+        """Stop serving (idempotent); the objects stay for a later start()."""
+        if self._thread is None:
+            return
         self.state.stopping.set()
         self._wake_watchers()
         if self._kubelet is not None:
@@ -174,8 +184,8 @@ class LocalCluster:
             self._server.shutdown()
             self._server.server_close()
             self._server.close_connections()
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+        self._thread.join(timeout=10)
+        self._thread = None
         self.gc.stop()
 
     def __enter__(self) -> LocalCluster:

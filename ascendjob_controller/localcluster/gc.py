@@ -68,9 +68,11 @@ class GarbageCollector:
             for timer in self._timers:
                 timer.cancel()
             self._timers.clear()
+        if self._thread is None:
+            return
         self._queue.put(None)
-        if self._thread is not None:
-            self._thread.join(timeout=10)
+        self._thread.join(timeout=10)
+        self._thread = None
 
     def idle(self) -> bool:
         with self._timers_lock:
