@@ -1,4 +1,4 @@
-"""Benchmark the AscendJob controller: throughput, memory and informer sync.
+"""Benchmark the AscendJob controller: throughput, memory and informer sync (docs/benchmarks.md).
 
 The API server (`ascendjob-controller local-cluster`) and the controller (`ascendjob-controller
 run`) each run in their own subprocess, so neither shares a GIL with this driver, and
@@ -6,14 +6,16 @@ everything talks to 127.0.0.1 only. Three parts, each bounded in time:
 
   throughput  N AscendJobs (pytorch, 1 Master + 1 Worker, short simulated runs) submitted at
               once; time until all are Succeeded, jobs/s and pods/s, reconciles and API
-              requests per job (from the controller's /metrics), p50/p95 creation -> Running.
-              Run once with workers=1 and once with workers=4 (each on a fresh server) and
-              print the ratio measured in this one run.
+              requests per job (from the controller's /metrics), controller and server CPU
+              per job, p50/p95 creation -> Running and -> Succeeded. workers=1 and workers=4
+              run interleaved, each round on a fresh server, and the ratio is printed; then
+              again with `--rtt` seconds added to every request the controller sends.
   memory      VmRSS of a controller process idle after start, and of a fresh one whose
               informers cache K pods carrying our job-name label plus K/2 finished AscendJobs
-              (no work is generated); MB and KB per cached object; the RSS of a bare Python
-              process importing the `kubernetes` client for comparison.
-  informer    time for one Informer (in this process) to LIST + sync the K pods.
+              (no work is generated); KB per cached object; the RSS of a bare Python process
+              and of one importing the `kubernetes` client, for comparison.
+  informer    time for one Informer (in this process) to LIST + sync the K pods, next to a
+              plain LIST + json.loads of the same pods.
 
 Every subprocess started here is stopped (SIGTERM, then SIGKILL) before the script exits.
 `--quick` shrinks every size so the smoke test finishes in seconds; its figures mean nothing.
