@@ -211,7 +211,7 @@ class StartupError(Exception):
 def check_cluster(client: KubeClient) -> None:
     """Fail fast with a clear message instead of crash-looping on a misconfigured cluster."""
     try:
-        client.list(ASCENDJOBS, None, limit=1)
+        client.probe(ASCENDJOBS)
     except ApiError as err:
         if err.status == 0:  # no HTTP answer at all
             raise StartupError(f"cannot reach the API server: {err.message}") from err
@@ -233,7 +233,7 @@ def podgroups_served(client: KubeClient) -> bool:
     switched off instead. Any answer other than 404 counts as served (the informer retries).
     """
     try:
-        client.list(PODGROUPS, None, limit=1)
+        client.probe(PODGROUPS)
     except ApiError as err:
         return not is_not_found(err)
     return True

@@ -271,6 +271,14 @@ class KubeClient:
             "GET", res.api_path(namespace, name), idempotent=True, timeout=timeout, retries=retries
         )
 
+    def probe(self, res: Resource, namespace: str | None = None) -> None:
+        """One LIST page of one item: is this resource served and may we list it?
+
+        Raises ApiError (404 when the API is not served). Unlike `list`, it never follows
+        continue tokens, so its cost does not grow with the number of objects.
+        """
+        self._json("GET", res.api_path(namespace), query=[("limit", "1")], idempotent=True)
+
     def list(
         self,
         res: Resource,

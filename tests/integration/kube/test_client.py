@@ -14,6 +14,7 @@ from ascendjob_controller.kube.client import (
     ApiConnectionError,
     ApiError,
     KubeClient,
+    Resource,
     is_already_exists,
     is_conflict,
     is_gone,
@@ -81,6 +82,20 @@ def test_list_merges_pages_and_filters(bare_cluster: Any) -> None:
     assert sorted(o["metadata"]["name"] for o in odd["items"]) == ["c1", "c3", "c5"]
     one = client.list(CONFIGMAPS, ns, field_selector="metadata.name=c4")
     assert [o["metadata"]["name"] for o in one["items"]] == ["c4"]
+
+
+def test_probe_reads_one_page_whatever_the_list_size(bare_cluster: Any) -> None:
+    client = make_client(bare_cluster)
+    ns = fresh_namespace(client)
+    for i in range(5):
+        client.create(CONFIGMAPS, ns, configmap(f"p{i}"))
+    lists_before = bare_cluster.request_count("list", "configmaps")
+    client.probe(CONFIGMAPS, ns)
+    assert bare_cluster.request_count("list", "configmaps") - lists_before == 1
+    unserved = Resource("example.invalid", "v1", "widgets", "Widget")
+    with pytest.raises(ApiError) as exc:
+        client.probe(unserved)
+    assert is_not_found(exc.value)
 
 
 def test_5xx_is_retried_with_backoff(bare_cluster: Any) -> None:
