@@ -2,7 +2,8 @@
 
 Every decision lives in the pure `job/` package; this module only does I/O, in this order:
 adoptions, creates (Service and PodGroup come first in the plan), deletes, the status write,
-events, and finally a TTL deletion of the job itself. Reads come from the informer caches
+the job's events (only once that status is stored, so a 409 and re-plan announce a transition
+once), and finally a TTL deletion of the job itself. Reads come from the informer caches
 only; the one read from the API server is none at all in steady state.
 
 Expectations guard against a stale cache: before a create or delete we record the child we
