@@ -192,3 +192,39 @@ def test_many_restarting_jobs_count_exactly(
     rows = _table(kubectl, ns)
     got = {name: (rows[name][0], rows[name][-1]) for name in expected}
     assert got == expected
+
+
+def test_restart_policy_samples_end_as_their_comments_say(
+    kubectl: Kubectl, controller: AscendJobController
+) -> None:
+    ns = f"e2e-{uuid.uuid4().hex[:6]}"
+    kubectl("create", "namespace", ns)
+    never = _load("acjob_restart_never.yaml")
+    onfailure = _load("acjob_restart_onfailure.yaml")
+    always = _load("acjob_restart_always.yaml")
+    always["spec"]["runPolicy"]["activeDeadlineSeconds"] = 6  # shipped: 60
+    for doc in (never, onfailure, always):
+        for spec in doc["spec"]["replicaSpecs"].values():
+            spec["template"]["metadata"]["annotations"]["sim.acjob.local/run-seconds"] = "1"
+    docs = [never, onfailure, always]
+    names = [d["metadata"]["name"] for d in docs]
+    kubectl("apply", "-n", ns, "-f", "-", stdin=yaml.safe_dump_all(docs))
+    _follow(kubectl, ns, names)
+    rows = _table(kubectl, ns)
+
+    assert rows[never["metadata"]["name"]][0] == "Failed"
+    assert rows[never["metadata"]["name"]][-1] == "0"
+    assert rows[onfailure["metadata"]["name"]][0] == "Succeeded"
+    assert rows[onfailure["metadata"]["name"]][-1] == "1"
+    name = always["metadata"]["name"]
+    assert rows[name][0] == "Failed"
+    assert int(rows[name][-1]) >= 1, "Always restarts in place, and every restart counts"
+    reason = kubectl(
+        "get", "acjob", name, "-n", ns, "-o", "jsonpath={.status.conditions[-1:].reason}"
+    ).stdout
+    assert reason == "DeadlineExceeded"
+    # cleanPodPolicy Running: no pod of a finished job is left running.
+    phases = kubectl(
+        "get", "pods", "-n", ns, "-o", "jsonpath={range .items[*]}{.status.phase}{'\\n'}{end}"
+    ).stdout.split()
+    assert "Running" not in phases and "Pending" not in phases, phases
