@@ -369,15 +369,15 @@ class ApiHandler(BaseHTTPRequestHandler):
 
         resources = self.server.state.registry.all()
         if path == "/openapi/v2":
-            accept = self.headers.get("Accept") or ""
-            if "protobuf" in accept and "json" not in accept and "*/*" not in accept:
-                # we only speak JSON; say so rather than send JSON as protobuf
-                raise ApiError(
-                    406,
-                    "NotAcceptable",
-                    "only the following media types are accepted: application/json",
-                    {},
+            if "protobuf" in (self.headers.get("Accept") or ""):
+                # kubectl asks only for protobuf and parses nothing else; answer with the
+                # dotted Content-Type because Go's MIME parser rejects the "@" it sent.
+                self._send_json(
+                    200,
+                    openapi.openapi_v2_protobuf(),
+                    openapi.OPENAPI_V2_PROTOBUF_CONTENT_TYPE,
                 )
+                return
             self._send_obj(200, openapi.openapi_v2(resources))
             return
         if path == "/openapi/v3":
