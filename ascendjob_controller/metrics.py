@@ -30,9 +30,48 @@ RECONCILE_TIME = Histogram(
     "controller_runtime_reconcile_time_seconds",
     "Length of time per reconciliation per controller",
     ["controller"],
-    buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6,
-             0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5, 6, 7, 8, 9,
-             10, 15, 20, 25, 30, 40, 50, 60),
+    buckets=(
+        0.005,
+        0.01,
+        0.025,
+        0.05,
+        0.1,
+        0.15,
+        0.2,
+        0.25,
+        0.3,
+        0.35,
+        0.4,
+        0.45,
+        0.5,
+        0.6,
+        0.7,
+        0.8,
+        0.9,
+        1.0,
+        1.25,
+        1.5,
+        1.75,
+        2.0,
+        2.5,
+        3.0,
+        3.5,
+        4.0,
+        4.5,
+        5,
+        6,
+        7,
+        8,
+        9,
+        10,
+        15,
+        20,
+        25,
+        30,
+        40,
+        50,
+        60,
+    ),
     registry=REGISTRY,
 )
 MAX_CONCURRENT_RECONCILES = Gauge(
@@ -60,7 +99,9 @@ def init_controller_metrics(controller: str = CONTROLLER_NAME) -> None:
 # --- client-go: workqueue ----------------------------------------------------------------
 _LATENCY_BUCKETS = tuple(1e-8 * 10**i for i in range(10))  # 10ns .. 10s (ExponentialBuckets)
 
-WORKQUEUE_DEPTH = Gauge("workqueue_depth", "Current depth of workqueue", ["name"], registry=REGISTRY)
+WORKQUEUE_DEPTH = Gauge(
+    "workqueue_depth", "Current depth of workqueue", ["name"], registry=REGISTRY
+)
 WORKQUEUE_ADDS = Counter(
     "workqueue_adds_total", "Total number of adds handled by workqueue", ["name"], registry=REGISTRY
 )
@@ -79,7 +120,9 @@ WORKQUEUE_WORK_DURATION = Histogram(
     registry=REGISTRY,
 )
 WORKQUEUE_RETRIES = Counter(
-    "workqueue_retries_total", "Total number of retries handled by workqueue", ["name"],
+    "workqueue_retries_total",
+    "Total number of retries handled by workqueue",
+    ["name"],
     registry=REGISTRY,
 )
 WORKQUEUE_UNFINISHED_WORK = Gauge(
@@ -123,19 +166,25 @@ LEADER_ELECTION_STATUS = Gauge(
 # --- AscendJob domain -------------------------------------------------------------------------
 _JOB_LABELS = ["namespace", "framework"]
 JOBS_CREATED = Counter(
-    "ascendjob_jobs_created_total", "AscendJobs seen for the first time", _JOB_LABELS,
+    "ascendjob_jobs_created_total",
+    "AscendJobs seen for the first time",
+    _JOB_LABELS,
     registry=REGISTRY,
 )
 JOBS_SUCCESSFUL = Counter(
-    "ascendjob_jobs_successful_total", "AscendJobs that reached Succeeded", _JOB_LABELS,
+    "ascendjob_jobs_successful_total",
+    "AscendJobs that reached Succeeded",
+    _JOB_LABELS,
     registry=REGISTRY,
 )
 JOBS_FAILED = Counter(
     "ascendjob_jobs_failed_total", "AscendJobs that reached Failed", _JOB_LABELS, registry=REGISTRY
 )
 JOBS_RESTARTED = Counter(
-    "ascendjob_jobs_restarted_total", "AscendJob restarts (pods recreated by the restart policy)",
-    _JOB_LABELS, registry=REGISTRY,
+    "ascendjob_jobs_restarted_total",
+    "AscendJob restarts (pods recreated by the restart policy)",
+    _JOB_LABELS,
+    registry=REGISTRY,
 )
 JOBS_DELETED = Counter(
     "ascendjob_jobs_deleted_total", "AscendJobs deleted", _JOB_LABELS, registry=REGISTRY
@@ -147,6 +196,8 @@ PODS_DELETED = Counter(
     "ascendjob_pods_deleted_total", "Pods deleted for AscendJobs", _JOB_LABELS, registry=REGISTRY
 )
 JOBS = Gauge(
-    "ascendjob_jobs", "AscendJobs currently known, by state (their last condition)",
-    ["state"], registry=REGISTRY,
+    "ascendjob_jobs",
+    "AscendJobs currently known, by state (their last condition)",
+    ["state"],
+    registry=REGISTRY,
 )
