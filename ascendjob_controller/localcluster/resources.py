@@ -10,7 +10,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ALL_VERBS: tuple[str, ...] = (
-    "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch",
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
 )
 
 

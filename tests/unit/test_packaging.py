@@ -12,7 +12,9 @@ import yaml
 def test_module_entry_point_prints_help() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "ascendjob_controller", "--help"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert "local-cluster" in out.stdout
 
