@@ -19,7 +19,8 @@ from ascendjob_controller.localcluster.gc import GarbageCollector
 from ascendjob_controller.localcluster.registry import Registry
 from ascendjob_controller.localcluster.server import ApiHTTPServer, ServerState
 from ascendjob_controller.localcluster.store import Store
-from ascendjob_controller.localcluster.verbs import Api, now_rfc3339
+from ascendjob_controller.localcluster.timestamps import now_rfc3339
+from ascendjob_controller.localcluster.verbs import Api
 
 CRD_DIR = Path(__file__).resolve().parents[2] / "manifests" / "crd"
 

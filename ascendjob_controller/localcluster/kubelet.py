@@ -31,9 +31,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote, urlsplit
+
+from ascendjob_controller.localcluster.timestamps import now_rfc3339
 
 log = logging.getLogger(__name__)
 
@@ -42,10 +43,6 @@ EXIT_CODE_ANNOTATION = "sim.acjob.local/exit-code"
 DEFAULT_RUN_SECONDS = 2.0
 HOST_IP = "172.18.0.2"
 PODGROUPS_PATH = "/apis/scheduling.volcano.sh/v1beta1/podgroups"
-
-
-def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_exit_codes(value: str | None) -> list[int]:

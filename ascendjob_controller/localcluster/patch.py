@@ -24,8 +24,10 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
+
+from ascendjob_controller.localcluster.timestamps import now_rfc3339
 
 
 class PatchError(ValueError):
@@ -618,12 +620,11 @@ def apply_patch(
             others |= fields
     _prune(result, mine_before - new_fields - others, mine_before)
 
-    stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
     entry = {
         "manager": field_manager,
         "operation": "Apply",
         "apiVersion": applied.get("apiVersion"),
-        "time": stamp,
+        "time": now_rfc3339(now),
         "fieldsType": "FieldsV1",
         "fieldsV1": _fields_to_v1(new_fields),
     }
