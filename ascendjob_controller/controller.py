@@ -45,7 +45,6 @@ from ascendjob_controller.kube.workqueue import RateLimitingQueue
 from ascendjob_controller.reconciler import (
     JOB_INDEX,
     JobReconciler,
-    child_key,
     index_by_job,
     owning_job_key,
 )
@@ -154,7 +153,7 @@ class AscendJobController:
         job_key = owning_job_key(obj)
         if job_key is None:
             return
-        self.expectations.creation_observed(job_key, child_key(obj))
+        self.expectations.creation_observed(job_key, object_key(obj))
         self.queue.add(job_key)
 
     def _child_updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
@@ -173,7 +172,7 @@ class AscendJobController:
         job_key = owning_job_key(child)
         if job_key is None:
             return
-        self.expectations.deletion_observed(job_key, child_key(child))
+        self.expectations.deletion_observed(job_key, object_key(child))
         self.queue.add(job_key)
 
     # -- lifecycle -----------------------------------------------------------------------------

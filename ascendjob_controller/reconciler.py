@@ -51,7 +51,7 @@ from ascendjob_controller.kube.client import (
 )
 from ascendjob_controller.kube.events import EventRecorder
 from ascendjob_controller.kube.expectations import Expectations
-from ascendjob_controller.kube.informer import Informer
+from ascendjob_controller.kube.informer import Informer, index_by_label, object_key
 from ascendjob_controller.kube.runner import Result
 
 log = structlog.get_logger("ascendjob_controller.reconciler")
@@ -59,6 +59,8 @@ log = structlog.get_logger("ascendjob_controller.reconciler")
 ALL_STATES = (CREATED, RUNNING, RESTARTING, SUCCEEDED, FAILED)
 
 JOB_INDEX = "job"  # pods/services indexed by "<namespace>/<job-name label>"
+#: One function object for every informer: a store refuses a different indexer under a name.
+index_by_job = index_by_label(JOB_NAME_LABEL)
 
 _RESOURCE_BY_KIND: dict[str, Resource] = {"Pod": PODS, "Service": SERVICES, "PodGroup": PODGROUPS}
 
@@ -71,11 +73,6 @@ STALE_JOB_GIVE_UP_SECONDS = 30.0
 
 class ReconcileError(Exception):
     """Some writes of a reconcile failed; the key is retried with back-off."""
-
-
-def child_key(obj: dict[str, Any]) -> str:
-    meta = obj.get("metadata", {})
-    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
 
 
 def controller_ref(obj: dict[str, Any]) -> dict[str, Any] | None:
@@ -256,7 +253,7 @@ class JobReconciler:
     # -- carrying out the plan ---------------------------------------------------------------
 
     def _execute(self, job: dict[str, Any], plan: planning.Plan, bound: Any) -> list[str]:
-        key = child_key(job)
+        key = object_key(job)
         labels = self._metric_labels(job)
         failures: list[str] = []
 
@@ -264,7 +261,7 @@ class JobReconciler:
             failures.extend(self._adopt(job, ref, bound))
 
         if plan.creates:
-            self._expectations.expect_creations(key, [child_key(body) for body in plan.creates])
+            self._expectations.expect_creations(key, [object_key(body) for body in plan.creates])
         for body in plan.creates:
             failures.extend(self._create(job, body, labels, bound))
 
@@ -297,7 +294,7 @@ class JobReconciler:
     def _create(
         self, job: dict[str, Any], body: dict[str, Any], labels: dict[str, str], bound: Any
     ) -> list[str]:
-        key, ckey = child_key(job), child_key(body)
+        key, ckey = object_key(job), object_key(body)
         kind = body.get("kind", "")
         resource = _RESOURCE_BY_KIND[kind]
         try:
@@ -332,7 +329,7 @@ class JobReconciler:
         *,
         force: bool = False,
     ) -> list[str]:
-        key, ckey = child_key(job), f"{ref.namespace}/{ref.name}"
+        key, ckey = object_key(job), f"{ref.namespace}/{ref.name}"
         resource = _RESOURCE_BY_KIND[ref.kind]
         try:
             self._client.delete(
@@ -417,7 +414,7 @@ class JobReconciler:
                 bound.warning("status_write_failed", error=str(err))
             return [f"status: {err}"]
         self._own_writes.wrote(
-            child_key(job),
+            object_key(job),
             job["metadata"]["resourceVersion"],
             (written or {}).get("metadata", {}).get("resourceVersion"),
         )
@@ -455,7 +452,7 @@ class JobReconciler:
 
     def job_deleted(self, job: dict[str, Any]) -> None:
         """Bookkeeping when a job disappears: its expectations and its place in the gauge."""
-        key = child_key(job)
+        key = object_key(job)
         self._expectations.forget(key)
         self._own_writes.forget(key)
         self.job_states.set(key, None)
@@ -470,10 +467,3 @@ class JobReconciler:
 
 def _api_message(err: BaseException) -> str:
     return str(getattr(err, "message", "") or err)
-
-
-def index_by_job(obj: dict[str, Any]) -> list[str]:
-    """Index children by `<namespace>/<job-name label>` so a job finds its pods in O(1)."""
-    meta = obj.get("metadata", {})
-    job_name = (meta.get("labels") or {}).get(JOB_NAME_LABEL)
-    return [f"{meta.get('namespace', '')}/{job_name}"] if job_name else []
