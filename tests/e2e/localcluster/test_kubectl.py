@@ -6,7 +6,6 @@ import json
 import subprocess
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,33 +14,11 @@ import pytest
 import yaml
 
 from ascendjob_controller.localcluster.cluster import LocalCluster
+from tests.e2e.localcluster.conftest import Kubectl
 
 pytestmark = pytest.mark.e2e
 SAMPLE = "manifests/samples/pytorch_multinodes_acjob_910b.yaml"
 SAMPLE_NAME = "default-test-pytorch"
-
-Kubectl = Callable[..., subprocess.CompletedProcess[str]]
-
-
-@pytest.fixture(scope="module")
-def kubectl(bare_cluster: LocalCluster, kubectl_bin: str, repo_root: Path) -> Kubectl:
-    def run(*args: str, stdin: str | None = None, check: bool = True) -> Any:
-        cmd = [kubectl_bin, "--kubeconfig", str(bare_cluster.kubeconfig_path), *args]
-        proc = subprocess.run(
-            cmd, input=stdin, capture_output=True, text=True, timeout=60, cwd=repo_root
-        )
-        if check and proc.returncode != 0:
-            raise AssertionError(f"{' '.join(args)} failed ({proc.returncode}): {proc.stderr}")
-        return proc
-
-    return run
-
-
-@pytest.fixture
-def ns(kubectl: Kubectl) -> str:
-    name = f"e2e-{uuid.uuid4().hex[:8]}"
-    kubectl("create", "namespace", name)
-    return name
 
 
 def _sample(name: str | None = None, replicas: Any = None) -> str:
