@@ -36,6 +36,7 @@ from ascendjob_controller.job.types import (
     RESTARTING,
     RUNNING,
     SUCCEEDED,
+    controller_ref,
     parse_job,
 )
 from ascendjob_controller.kube.client import (
@@ -73,13 +74,6 @@ STALE_JOB_GIVE_UP_SECONDS = 30.0
 
 class ReconcileError(Exception):
     """Some writes of a reconcile failed; the key is retried with back-off."""
-
-
-def controller_ref(obj: dict[str, Any]) -> dict[str, Any] | None:
-    for ref in obj.get("metadata", {}).get("ownerReferences") or ():
-        if ref.get("controller"):
-            return dict(ref)
-    return None
 
 
 def owning_job_key(obj: dict[str, Any]) -> str | None:

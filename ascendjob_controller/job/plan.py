@@ -94,6 +94,7 @@ from ascendjob_controller.job.types import (
     TERMINAL_STATES,
     JobView,
     as_int,
+    controller_ref,
     dig,
     parse_job,
     parse_time,
@@ -175,10 +176,8 @@ def event_for_delete(ref: ChildRef, *, forced: bool = False) -> EventSpec:
 
 # --- ownership -----------------------------------------------------------------------------------
 def _controller_uid(obj: dict[str, Any]) -> str | None:
-    for ref in dig(obj, "metadata", "ownerReferences") or []:
-        if ref.get("controller"):
-            return str(ref.get("uid"))
-    return None
+    ref = controller_ref(obj)
+    return None if ref is None else str(ref.get("uid"))
 
 
 def _ref(kind: str, obj: dict[str, Any]) -> ChildRef:

@@ -104,6 +104,15 @@ def dig(obj: Any, *path: str) -> Any:
     return cur
 
 
+def controller_ref(obj: Any) -> dict[str, Any] | None:
+    """The ownerReference marked `controller: true`, if any (at most one is allowed)."""
+    refs: list[dict[str, Any]] = dig(obj, "metadata", "ownerReferences") or []
+    for ref in refs:
+        if ref.get("controller"):
+            return ref
+    return None
+
+
 def format_time(moment: datetime) -> str:
     """RFC 3339 in UTC with whole seconds, as metav1.Time serialises.
 
