@@ -66,6 +66,12 @@ def _unwrap(obj: dict[str, Any] | DeletedFinalStateUnknown) -> dict[str, Any]:
     return obj.obj if isinstance(obj, DeletedFinalStateUnknown) else obj
 
 
+def _resync(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """An update that is only the informer's periodic resync: the same resourceVersion."""
+    version = "resourceVersion"
+    return bool(old.get("metadata", {}).get(version) == new.get("metadata", {}).get(version))
+
+
 class AscendJobController:
     """Informers, queue, reconciler and workers for AscendJobs; start() and stop() it."""
 
@@ -124,24 +130,17 @@ class AscendJobController:
             on_update=self._job_updated,
             on_delete=self._job_deleted,
         )
-        for informer in (self.pods, self.services):
-            informer.add_event_handler(
-                on_add=self._child_added,
-                on_update=self._child_updated,
-                on_delete=self._child_deleted,
-            )
-        if self.podgroups is not None:
-            self.podgroups.add_event_handler(
-                on_add=self._child_added,
-                on_update=self._child_updated,
-                on_delete=self._child_deleted,
-            )
+        for informer in (self.pods, self.services, self.podgroups):
+            if informer is not None:
+                informer.add_event_handler(
+                    on_add=self._child_added,
+                    on_update=self._child_updated,
+                    on_delete=self._child_deleted,
+                )
 
     def _job_updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
-        if old.get("metadata", {}).get("resourceVersion") == new.get("metadata", {}).get(
-            "resourceVersion"
-        ):
-            return  # a resync: nothing changed on the server, deadlines have their own requeues
+        if _resync(old, new):
+            return  # nothing changed on the server, deadlines have their own requeues
         self.queue.add(object_key(new))
 
     def _job_deleted(self, obj: dict[str, Any] | DeletedFinalStateUnknown) -> None:
@@ -157,9 +156,7 @@ class AscendJobController:
         self.queue.add(job_key)
 
     def _child_updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
-        if old.get("metadata", {}).get("resourceVersion") == new.get("metadata", {}).get(
-            "resourceVersion"
-        ):
+        if _resync(old, new):
             return
         old_key, new_key = owning_job_key(old), owning_job_key(new)
         if old_key is not None and old_key != new_key:
