@@ -142,10 +142,6 @@ def as_int(value: Any) -> int | None:
     return value
 
 
-def lower_rtype(rtype: str) -> str:
-    return rtype.lower()
-
-
 def canonical_rtype(framework: str, key: str) -> str | None:
     """Map a replicaSpecs key, matched case-insensitively, to its CamelCase type, or None."""
     wanted = key.lower()
