@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from ascendjob_controller.config import Config
@@ -52,6 +52,7 @@ NAMESPACE = "bench"
 JOBS_PATH = f"/apis/mindxdl.gitee.com/v1/namespaces/{NAMESPACE}/ascendjobs"
 PODS_PATH = f"/api/v1/namespaces/{NAMESPACE}/pods"
 CLIENT_THREADS = 4
+Item = TypeVar("Item")
 RECONCILES = "controller_runtime_reconcile_total"
 REQUESTS = "rest_client_requests_total"
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
@@ -100,6 +101,18 @@ def get_text(url: str, timeout: float = 10.0) -> tuple[int, str]:
         conn.close()
 
 
+def in_client_threads(work: Callable[[list[Item]], None], items: list[Item]) -> None:
+    """Run `work` on CLIENT_THREADS interleaved slices of `items` at once; wait for them all."""
+    threads = [
+        threading.Thread(target=work, args=(items[i::CLIENT_THREADS],), daemon=True)
+        for i in range(CLIENT_THREADS)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=600)
+
+
 def create_many(url: str, path: str, bodies: list[dict[str, Any]]) -> dict[str, float]:
     """POST every body from CLIENT_THREADS keep-alive connections; name -> time it was created."""
     created: dict[str, float] = {}
@@ -119,14 +132,7 @@ def create_many(url: str, path: str, bodies: list[dict[str, Any]]) -> dict[str, 
         finally:
             client.close()
 
-    threads = [
-        threading.Thread(target=worker, args=(bodies[i::CLIENT_THREADS],), daemon=True)
-        for i in range(CLIENT_THREADS)
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=600)
+    in_client_threads(worker, bodies)
     if errors:
         raise RuntimeError(f"create failed: {errors[0]}")
     return created
@@ -643,14 +649,7 @@ def populate(url: str, pods: int, jobs: int) -> float:
             client.must("PUT", f"{JOBS_PATH}/{name}/status", job)
         client.close()
 
-    threads = [
-        threading.Thread(target=finish, args=(names[i::CLIENT_THREADS],), daemon=True)
-        for i in range(CLIENT_THREADS)
-    ]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=600)
+    in_client_threads(finish, names)
     return time.perf_counter() - start
 
 
