@@ -204,8 +204,31 @@ def _claim(obj: dict[str, Any], view: JobView, name_ok: bool) -> str:
     if owner is not None:
         return "ours" if owner == view.uid else "foreign"
     labelled = dig(obj, "metadata", "labels", LABEL_JOB_NAME) == view.name
-    deleting = bool(dig(obj, "metadata", "deletionTimestamp"))
-    return "adopt" if labelled and name_ok and not deleting else "ignore"
+    return "adopt" if labelled and name_ok and not _deleting(obj) else "ignore"
+
+
+def _claim_named(
+    kind: str,
+    candidates: list[dict[str, Any]],
+    name: str | None,
+    view: JobView,
+    adopts: list[ChildRef],
+) -> tuple[dict[str, Any] | None, bool]:
+    """(our child called `name`, whether someone else controls that name) for a one-per-job
+    kind; an orphan found is appended to `adopts`."""
+    found: dict[str, Any] | None = None
+    blocked = False
+    for obj in candidates:
+        if dig(obj, "metadata", "name") != name:
+            continue
+        claim = _claim(obj, view, True)
+        if claim == "foreign":
+            blocked = True
+        elif claim in ("ours", "adopt"):
+            found = obj
+            if claim == "adopt":
+                adopts.append(_ref(kind, obj))
+    return found, blocked
 
 
 def _classify(
@@ -228,30 +251,10 @@ def _classify(
         if claim == "adopt":
             adopts.append(_ref("Pod", pod))
 
-    service: dict[str, Any] | None = None
-    service_blocked = False
     svc_name = service_name(view) if view.leader_spec else None
-    for svc in services:
-        if dig(svc, "metadata", "name") != svc_name:
-            continue
-        claim = _claim(svc, view, True)
-        if claim == "foreign":
-            service_blocked = True
-        elif claim in ("ours", "adopt"):
-            service = svc
-            if claim == "adopt":
-                adopts.append(_ref("Service", svc))
-
-    group: dict[str, Any] | None = None
-    group_blocked = False
-    if podgroup is not None and dig(podgroup, "metadata", "name") == podgroup_name(view):
-        claim = _claim(podgroup, view, True)
-        if claim == "foreign":
-            group_blocked = True
-        elif claim in ("ours", "adopt"):
-            group = podgroup
-            if claim == "adopt":
-                adopts.append(_ref("PodGroup", podgroup))
+    service, service_blocked = _claim_named("Service", services, svc_name, view, adopts)
+    groups = [podgroup] if podgroup is not None else []
+    group, group_blocked = _claim_named("PodGroup", groups, podgroup_name(view), view, adopts)
     return _Children(
         ours, service, service_blocked, group, group_blocked, tuple(adopts), frozenset(blocked)
     )
@@ -378,7 +381,7 @@ def plan(
     """Decide every action for `job` at `now` (pure and deterministic)."""
     status: dict[str, Any] = job.get("status") or {}
     previous = current_state(status)
-    if dig(job, "metadata", "deletionTimestamp"):
+    if _deleting(job):
         return Plan(previous_state=previous, state=previous)
     key = f"{dig(job, 'metadata', 'namespace')}/{dig(job, 'metadata', 'name')}"
     problems = validate(job)
