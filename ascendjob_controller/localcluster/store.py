@@ -73,6 +73,12 @@ def decode_continue(token: str) -> tuple[int, Key]:
         ) from err
 
 
+def _owner_uids(meta: dict[str, Any]) -> list[str]:
+    """The owner uids of an object, skipping malformed references (indexing must not fail)."""
+    refs = meta.get("ownerReferences") or ()
+    return [ref["uid"] for ref in refs if isinstance(ref, dict) and ref.get("uid")]
+
+
 class Store:
     """Objects by resource and key, revision counter, history window, ownership index."""
 
@@ -227,10 +233,8 @@ class Store:
         uid = meta.get("uid")
         if uid:
             self._by_uid[uid] = ref
-        for owner in meta.get("ownerReferences") or ():
-            owner_uid = owner.get("uid") if isinstance(owner, dict) else None
-            if owner_uid:
-                self._dependents.setdefault(owner_uid, set()).add(ref)
+        for owner_uid in _owner_uids(meta):
+            self._dependents.setdefault(owner_uid, set()).add(ref)
 
     def _unindex(self, resource: str, key: Key, obj: dict[str, Any]) -> None:
         meta = obj["metadata"]
@@ -238,13 +242,12 @@ class Store:
         uid = meta.get("uid")
         if uid and self._by_uid.get(uid) == ref:
             del self._by_uid[uid]
-        for owner in meta.get("ownerReferences") or ():
-            owner_uid = owner.get("uid") if isinstance(owner, dict) else None
-            deps = self._dependents.get(owner_uid or "")
+        for owner_uid in _owner_uids(meta):
+            deps = self._dependents.get(owner_uid)
             if deps is not None:
                 deps.discard(ref)
                 if not deps:
-                    del self._dependents[owner_uid or ""]
+                    del self._dependents[owner_uid]
 
     def _record(self, event: Event) -> None:
         self._history.append(event)
