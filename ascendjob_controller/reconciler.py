@@ -376,16 +376,15 @@ class JobReconciler:
         return []
 
     def _cached_child(self, ref: planning.ChildRef) -> dict[str, Any] | None:
-        informer = {"Pod": self._pods, "Service": self._services}.get(ref.kind)
-        if ref.kind == "PodGroup":
-            informer = self._podgroups
+        by_kind = {"Pod": self._pods, "Service": self._services, "PodGroup": self._podgroups}
+        informer = by_kind.get(ref.kind)
         return informer.store.get(f"{ref.namespace}/{ref.name}") if informer else None
 
     def _write_status(
         self, job: dict[str, Any], plan: planning.Plan, labels: dict[str, str], bound: Any
     ) -> list[str]:
         body = {
-            "apiVersion": job.get("apiVersion", f"{ASCENDJOBS.group}/{ASCENDJOBS.version}"),
+            "apiVersion": job.get("apiVersion", ASCENDJOBS.api_version),
             "kind": ASCENDJOBS.kind,
             "metadata": {
                 "name": job["metadata"]["name"],
