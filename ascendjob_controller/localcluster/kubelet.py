@@ -432,14 +432,12 @@ class SimulatedKubelet:
         except (OSError, http.client.HTTPException) as err:
             log.warning("kubelet: podgroup %s: %s", meta.get("name"), err)
             return
-        if status == 404:
-            with self._lock:
-                self._podgroups.pop(meta.get("uid", ""), None)
-        elif status >= 300:
+        if status >= 300 and status != 404:
             log.warning("kubelet: podgroup %s status patch got %s", meta.get("name"), status)
-        else:
-            with self._lock:
-                self._podgroups.pop(meta.get("uid", ""), None)
+            return
+        # Moved to Inqueue, or gone (404): either way nothing is left to do for it.
+        with self._lock:
+            self._podgroups.pop(meta.get("uid", ""), None)
 
     def _pod_path(self, pod: dict[str, Any], status: bool) -> str:
         meta = pod.get("metadata") or {}
