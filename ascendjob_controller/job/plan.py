@@ -196,6 +196,8 @@ class _Children:
     #: Desired pod names held by a pod that is not ours (foreign, or a Terminating orphan):
     #: creating them would only fail with AlreadyExists, so they are skipped.
     blocked_pods: frozenset[str]
+    #: Every pod name the spec asks for (`desired_pod_names`), which the pods were sorted by.
+    wanted: dict[str, tuple[str, int]]
 
 
 def _claim(obj: dict[str, Any], view: JobView, name_ok: bool) -> str:
@@ -256,7 +258,14 @@ def _classify(
     groups = [podgroup] if podgroup is not None else []
     group, group_blocked = _claim_named("PodGroup", groups, podgroup_name(view), view, adopts)
     return _Children(
-        ours, service, service_blocked, group, group_blocked, tuple(adopts), frozenset(blocked)
+        ours,
+        service,
+        service_blocked,
+        group,
+        group_blocked,
+        tuple(adopts),
+        frozenset(blocked),
+        wanted,
     )
 
 
@@ -473,7 +482,7 @@ def _plan_active(
     ledger, fresh = RestartLedger.from_status(status).observe_containers(pods)
     events: list[EventSpec] = [_exited_event(pod, last_exit_code(pod)) for pod, _ in fresh]
 
-    wanted = desired_pod_names(view)
+    wanted = children.wanted
     by_name = {_name(pod): pod for pod in pods}
     scale_down = [p for p in pods if _name(p) not in wanted and not _deleting(p)]
     missing: list[tuple[str, int]] = []
@@ -584,7 +593,8 @@ def _plan_active(
         deletes = [_ref("Pod", p) for p in scale_down]
         # Record, then act: a failed pod is deleted only once its restart is in the persisted
         # status (see "Record then act" in the module docstring).
-        recorded = [p for p in recreate if _uid(p) not in {_uid(f) for f in fresh_failures}]
+        fresh_uids = {_uid(f) for f in fresh_failures}
+        recorded = [p for p in recreate if _uid(p) not in fresh_uids]
         deletes += [_ref("Pod", p) for p in recorded if not _deleting(p)]
         creates = _creates(view, children, missing, gang, admitted, options)
         requeue = _min(requeue, deadline_wait, RECORD_REQUEUE_SECONDS if fresh_failures else None)
