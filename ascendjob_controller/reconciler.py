@@ -54,6 +54,7 @@ from ascendjob_controller.kube.events import EventRecorder
 from ascendjob_controller.kube.expectations import Expectations
 from ascendjob_controller.kube.informer import Informer, index_by_label, object_key
 from ascendjob_controller.kube.runner import Result
+from ascendjob_controller.logging import bind_job
 
 log = structlog.get_logger("ascendjob_controller.reconciler")
 
@@ -191,7 +192,7 @@ class JobReconciler:
             self.job_states.set(key, None)
             bound.debug("job_gone")
             return Result()
-        bound = bound.bind(uid=job["metadata"].get("uid"))
+        bound = bind_job(log, job)
         if not self._expectations.satisfied(key):
             bound.debug("expectations_pending")
             return Result()
@@ -241,6 +242,8 @@ class JobReconciler:
     def _podgroup_of(self, job: dict[str, Any]) -> dict[str, Any] | None:
         if self._podgroups is None:
             return None
+        # desired.podgroup_name's `<job>-<uid>`, from the raw metadata: this runs before
+        # validation, and parse_job refuses an invalid job (an unknown framework, say).
         meta = job["metadata"]
         return self._podgroups.store.get(f"{meta['namespace']}/{meta['name']}-{meta.get('uid')}")
 
@@ -294,8 +297,7 @@ class JobReconciler:
         try:
             self._client.create(resource, body["metadata"]["namespace"], body)
         except Exception as err:
-            # Nothing new will arrive through the informer for this child: lower the expectation.
-            self._expectations.creation_observed(key, ckey)
+            self._expectations.creation_failed(key, ckey)
             if is_already_exists(err):
                 bound.info("child_exists", kind=kind, child=ckey)
                 return []
@@ -334,7 +336,7 @@ class JobReconciler:
                 grace_period_seconds=0 if force else None,
             )
         except Exception as err:
-            self._expectations.deletion_observed(key, ckey)
+            self._expectations.deletion_failed(key, ckey)
             if is_not_found(err):
                 return []
             bound.warning("delete_failed", kind=ref.kind, child=ckey, error=str(err))
