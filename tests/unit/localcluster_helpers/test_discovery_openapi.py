@@ -22,6 +22,7 @@ from ascendjob_controller.localcluster.openapi import (
     openapi_v3_index,
     schema_name,
 )
+from ascendjob_controller.localcluster.registry import types_from_crd
 from ascendjob_controller.localcluster.resources import ResourceType
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -72,22 +73,8 @@ CRDS = ResourceType(
 
 
 def _crd_type(path: str) -> ResourceType:
-    crd = yaml.safe_load((ROOT / path).read_text())
-    spec = crd["spec"]
-    version = spec["versions"][0]
-    return ResourceType(
-        group=spec["group"],
-        version=version["name"],
-        kind=spec["names"]["kind"],
-        plural=spec["names"]["plural"],
-        singular=spec["names"]["singular"],
-        namespaced=True,
-        short_names=tuple(spec["names"].get("shortNames") or ()),
-        subresources=frozenset(version.get("subresources") or {}),
-        schema=version["schema"]["openAPIV3Schema"],
-        printer_columns=tuple(version.get("additionalPrinterColumns") or ()),
-        builtin=False,
-    )
+    """The resource type the server derives from one of our CRD manifests."""
+    return types_from_crd(yaml.safe_load((ROOT / path).read_text()))[0]
 
 
 ACJOB = _crd_type("manifests/crd/mindxdl.gitee.com_ascendjobs.yaml")
