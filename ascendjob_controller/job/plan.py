@@ -93,6 +93,8 @@ from ascendjob_controller.job.types import (
     RESTARTING,
     TERMINAL_STATES,
     JobView,
+    after,
+    as_dict,
     as_int,
     controller_ref,
     dig,
@@ -319,10 +321,12 @@ def _ttl(
     ttl: int | None, status: dict[str, Any] | None, now: datetime
 ) -> tuple[bool, float | None]:
     """(delete the job now, seconds until it must be deleted)."""
-    completion = parse_time((status or {}).get("completionTime"))
+    completion = parse_time(as_dict(status).get("completionTime"))
     if ttl is None or completion is None or not is_finished(status):
         return False, None
-    expiry = completion + timedelta(seconds=ttl)
+    expiry = after(completion, ttl)
+    if expiry is None:
+        return False, None
     if now >= expiry:
         return True, None
     return False, _seconds(expiry - now)
@@ -388,7 +392,8 @@ def plan(
     options: PlanOptions = PlanOptions(),
 ) -> Plan:
     """Decide every action for `job` at `now` (pure and deterministic)."""
-    status: dict[str, Any] = job.get("status") or {}
+    # A status that is not an object (hand-edited, or a looser CRD) is replaced, not read.
+    status: dict[str, Any] = as_dict(job.get("status"))
     previous = current_state(status)
     if _deleting(job):
         return Plan(previous_state=previous, state=previous)
@@ -517,8 +522,9 @@ def _plan_active(
     start = parse_time(status.get("startTime")) or now
     deadline_msg: str | None = None
     deadline_wait: float | None = None
-    if view.active_deadline_seconds is not None:
-        deadline = start + timedelta(seconds=view.active_deadline_seconds)
+    limit = view.active_deadline_seconds
+    deadline = None if limit is None else after(start, limit)  # None: never (or past 9999)
+    if deadline is not None:
         if now >= deadline:
             deadline_msg = (
                 f"AscendJob {key} was active longer than activeDeadlineSeconds "

@@ -27,7 +27,10 @@ from ascendjob_controller.job.types import (
     NEVER,
     ON_FAILURE,
     TRAINING_CONTAINER,
+    as_dict,
     as_int,
+    as_list,
+    dicts,
     dig,
 )
 
@@ -45,7 +48,7 @@ class FailureAction(Enum):
 
 def training_status(pod: dict[str, Any]) -> dict[str, Any] | None:
     """The containerStatus of the `ascend` container, else the first one."""
-    statuses = dig(pod, "status", "containerStatuses") or []
+    statuses = dicts(dig(pod, "status", "containerStatuses"))
     for status in statuses:
         if status.get("name") == TRAINING_CONTAINER:
             return dict(status)
@@ -71,8 +74,8 @@ def last_exit_code(pod: dict[str, Any]) -> int | None:
 def container_restarts(pod: dict[str, Any]) -> int:
     """In-place restarts kubelet reports for every container of the pod."""
     total = 0
-    for status in dig(pod, "status", "containerStatuses") or []:
-        total += as_int(status.get("restartCount")) or 0
+    for status in dicts(dig(pod, "status", "containerStatuses")):
+        total += max(as_int(status.get("restartCount")) or 0, 0)
     return total
 
 
@@ -95,6 +98,13 @@ def on_pod_failure(policy: str, code: int | None) -> FailureAction:
     return FailureAction.FAIL_JOB
 
 
+def _count(value: Any) -> int:
+    """A non-negative count from an int or a decimal string; 0 for anything else."""
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return max(as_int(value) or 0, 0)
+
+
 def backoff_exceeded(limit: int | None, restarts: int) -> bool:
     """N allowed restarts: exceeded at restart N+1. None means unlimited."""
     return limit is not None and restarts > limit
@@ -109,15 +119,18 @@ class RestartLedger:
     recreated: frozenset[str] = frozenset()
 
     @classmethod
-    def from_status(cls, status: dict[str, Any] | None) -> RestartLedger:
-        status = status or {}
-        counts = status.get(STATUS_CONTAINER_COUNTS) or {}
+    def from_status(cls, status: Any) -> RestartLedger:
+        """Read the bookkeeping; entries of the wrong type (a hand-edited status) are ignored,
+        and a count written as a decimal string is still honoured rather than lost."""
+        status = as_dict(status)
+        counts = as_dict(status.get(STATUS_CONTAINER_COUNTS))
+        parsed = {str(k): _count(v) for k, v in counts.items()}
         return cls(
-            total=as_int(status.get(STATUS_TOTAL)) or 0,
-            container_counts={
-                str(k): v for k, v in counts.items() if as_int(v) is not None and v > 0
-            },
-            recreated=frozenset(str(uid) for uid in status.get(STATUS_RECREATED) or []),
+            total=_count(status.get(STATUS_TOTAL)),
+            container_counts={k: v for k, v in parsed.items() if v > 0},
+            recreated=frozenset(
+                uid for uid in as_list(status.get(STATUS_RECREATED)) if isinstance(uid, str)
+            ),
         )
 
     def to_status(self) -> dict[str, Any]:

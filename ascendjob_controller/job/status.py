@@ -58,8 +58,11 @@ from ascendjob_controller.job.types import (
     SUCCEEDED,
     TERMINAL_STATES,
     JobView,
+    as_dict,
+    dicts,
     dig,
     format_time,
+    parse_time,
 )
 
 LAST_RECONCILE = "lastReconcileTime"
@@ -98,18 +101,36 @@ class Observation:
 
 
 # --- reading the current status ----------------------------------------------------------------
-def conditions_of(status: dict[str, Any] | None) -> list[dict[str, Any]]:
-    return list((status or {}).get("conditions") or [])
+def conditions_of(status: Any) -> list[dict[str, Any]]:
+    """The readable conditions: objects with a string type and status.
+
+    Status can be edited by hand (or written under a looser CRD); an entry we cannot read is
+    dropped, and optional fields of the wrong type are left out, so the status we write back
+    always passes the CRD schema (a 422 would be retried forever).
+    """
+    out: list[dict[str, Any]] = []
+    for condition in dicts(as_dict(status).get("conditions")):
+        if not isinstance(condition.get("type"), str) or not isinstance(
+            condition.get("status"), str
+        ):
+            continue
+        out.append(
+            {k: v for k, v in condition.items() if k in _CONDITION_FIELDS or isinstance(v, str)}
+        )
+    return out
 
 
-def find_condition(status: dict[str, Any] | None, ctype: str) -> dict[str, Any] | None:
+_CONDITION_FIELDS = frozenset({"type", "status"})
+
+
+def find_condition(status: Any, ctype: str) -> dict[str, Any] | None:
     for condition in conditions_of(status):
         if condition.get("type") == ctype:
             return condition
     return None
 
 
-def current_state(status: dict[str, Any] | None) -> str | None:
+def current_state(status: Any) -> str | None:
     """The last True condition's type (what kubectl shows), None before the first reconcile.
 
     A True terminal condition wins wherever it sits, so a status edited by hand cannot bring a
@@ -124,7 +145,7 @@ def current_state(status: dict[str, Any] | None) -> str | None:
     return None
 
 
-def is_finished(status: dict[str, Any] | None) -> bool:
+def is_finished(status: Any) -> bool:
     return any(
         c.get("type") in TERMINAL_STATES and c.get("status") == "True"
         for c in conditions_of(status)
@@ -180,7 +201,8 @@ def set_condition(
     ):
         return out
     transitioned = old is None or old.get("status") != status
-    since = stamp if old is None or transitioned else old.get("lastTransitionTime", stamp)
+    kept = old.get("lastTransitionTime") if old is not None and not transitioned else None
+    since = kept if isinstance(kept, str) else stamp
     new = {
         "type": ctype,
         "status": status,
@@ -273,16 +295,20 @@ def next_status(
     `replicas` None keeps the stored replicaStatuses (an invalid job has no view to
     recompute them from). Fields we do not own are carried over untouched.
     """
-    new = copy.deepcopy(old or {})
+    new = copy.deepcopy(as_dict(old))
     for key in (STATUS_CONTAINER_COUNTS, STATUS_RECREATED):
         new.pop(key, None)
+    # Stamps we cannot read are dropped (and set afresh below) rather than written back.
+    for key in ("startTime", "completionTime"):
+        if key in new and parse_time(new[key]) is None:
+            del new[key]
     new.update(ledger.to_status())
     new.setdefault(STATUS_TOTAL, 0)
     new["conditions"] = apply_verdict(conditions_of(old), verdict, job_key, now)
     if replicas is not None:
         new["replicaStatuses"] = replicas
-    else:
-        new.setdefault("replicaStatuses", {})
+    elif not isinstance(new.get("replicaStatuses"), dict):
+        new["replicaStatuses"] = {}
     new.setdefault("startTime", format_time(now))
     if verdict.terminal and not new.get("completionTime"):
         new["completionTime"] = format_time(now)
@@ -290,10 +316,10 @@ def next_status(
     return new
 
 
-def same_status(a: dict[str, Any] | None, b: dict[str, Any] | None) -> bool:
+def same_status(a: Any, b: dict[str, Any] | None) -> bool:
     """Equal but for lastReconcileTime: such a write would only wake our own watch."""
     return _strip(a) == _strip(b)
 
 
-def _strip(status: dict[str, Any] | None) -> dict[str, Any]:
-    return {k: v for k, v in (status or {}).items() if k != LAST_RECONCILE}
+def _strip(status: Any) -> dict[str, Any]:
+    return {k: v for k, v in as_dict(status).items() if k != LAST_RECONCILE}

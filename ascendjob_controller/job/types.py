@@ -12,7 +12,7 @@ Invariant: nothing here mutates its inputs; a `JobView` only references the call
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 # --- API -----------------------------------------------------------------------------------
@@ -140,6 +140,29 @@ def as_int(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int):
         return None
     return value
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """`value` when it is an object, else {}: a wrong-typed optional field reads as absent."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """`value` when it is an array, else []."""
+    return value if isinstance(value, list) else []
+
+
+def dicts(value: Any) -> list[dict[str, Any]]:
+    """The object items of an array (anything else, including a non-array, is skipped)."""
+    return [item for item in as_list(value) if isinstance(item, dict)]
+
+
+def after(moment: datetime, seconds: float) -> datetime | None:
+    """`moment + seconds`, None when that is past year 9999 (an int64 seconds field can be)."""
+    try:
+        return moment + timedelta(seconds=seconds)
+    except OverflowError:
+        return None
 
 
 def canonical_rtype(framework: str, key: str) -> str | None:

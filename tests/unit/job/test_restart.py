@@ -105,3 +105,35 @@ def test_kubelet_counter_going_down_never_decreases_total() -> None:
     ledger, _ = RestartLedger().observe_containers([with_restarts(pod(), 4)])
     ledger, fresh = ledger.observe_containers([with_restarts(pod(), 1)])
     assert ledger.total == 4 and fresh == []
+
+
+# --- hand-edited bookkeeping and odd pod statuses (regressions: these used to raise) -----------
+@pytest.mark.parametrize(
+    ("status", "total", "counts", "recreated"),
+    [
+        ("x", 0, {}, frozenset()),
+        ({"restartCount": "3"}, 3, {}, frozenset()),
+        ({"restartCount": -4}, 0, {}, frozenset()),
+        ({"restartCount": 1.5, "countedContainerRestarts": ["a"]}, 0, {}, frozenset()),
+        ({"countedContainerRestarts": "x", "recreatedPods": "uid"}, 0, {}, frozenset()),
+        (
+            {"countedContainerRestarts": {"u": "3", "v": 2.5, "w": None, "x": 2}},
+            0,
+            {"u": 3, "x": 2},
+            frozenset(),
+        ),
+        ({"recreatedPods": [None, 1, ["x"], "a"]}, 0, {}, frozenset({"a"})),
+    ],
+)
+def test_ledger_reads_hand_edited_status(
+    status: object, total: int, counts: dict[str, int], recreated: frozenset[str]
+) -> None:
+    ledger = RestartLedger.from_status(status)
+    assert (ledger.total, ledger.container_counts, ledger.recreated) == (total, counts, recreated)
+
+
+@pytest.mark.parametrize("statuses", ["x", {"name": "ascend"}, [None, "x"], [{"restartCount": -1}]])
+def test_odd_container_statuses_read_as_none(statuses: object) -> None:
+    pod = {"metadata": {"uid": "u"}, "status": {"phase": "Failed", "containerStatuses": statuses}}
+    assert exit_code(pod) is None
+    assert container_restarts(pod) == 0

@@ -183,3 +183,60 @@ def test_terminal_condition_wins_over_order() -> None:
     }
     assert current_state(status) == "Failed"
     assert current_state({"conditions": [{"type": "Running", "status": "False"}]}) is None
+
+
+# --- a hand-edited status (regressions: each of these used to raise) ----------------------------
+@pytest.mark.parametrize(
+    "status",
+    [
+        "x",
+        [],
+        {"conditions": "Running"},
+        {"conditions": {"type": "Running"}},
+        {
+            "conditions": [
+                None,
+                "x",
+                {"type": None, "status": "True"},
+                {"type": 5, "status": "True"},
+            ]
+        },
+    ],
+)
+def test_unreadable_status_reads_as_no_state(status: Any) -> None:
+    assert current_state(status) is None
+    new = next_status(
+        status,
+        Verdict("Created", "JobCreated", "c"),
+        job_key=K,
+        now=at(0),
+        replicas=None,
+        ledger=RestartLedger(),
+    )
+    assert [c["type"] for c in new["conditions"]] == ["Created"]
+    assert new["replicaStatuses"] == {}
+
+
+def test_wrong_typed_stamps_and_condition_fields_are_not_written_back() -> None:
+    status = {
+        "conditions": [
+            {"type": "Created", "status": "True", "reason": 1, "lastTransitionTime": 5},
+        ],
+        "startTime": 5,
+        "completionTime": ["x"],
+        "replicaStatuses": "x",
+    }
+    new = next_status(
+        status,
+        Verdict("Failed", "JobValidFailed", "InvalidSpecs: x"),
+        job_key=K,
+        now=at(7),
+        replicas=None,
+        ledger=RestartLedger(),
+    )
+    assert new["startTime"] == new["completionTime"] == format_time(at(7))
+    assert new["replicaStatuses"] == {}
+    created = new["conditions"][0]
+    assert created["type"] == "Created" and "reason" not in created
+    assert all(isinstance(v, str) for c in new["conditions"] for v in c.values())
+    assert new["conditions"][-1]["type"] == "Failed"
