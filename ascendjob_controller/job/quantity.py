@@ -6,7 +6,7 @@ in canonical-free form: exact, and simpler than re-deriving the API server's pre
 
 from __future__ import annotations
 
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
@@ -24,28 +24,42 @@ _DECIMAL = {
 }
 
 
+#: Kubernetes stores a quantity in an int64 of its smallest unit; anything this large is not a
+#: quantity the API server would accept, and bounding it keeps sums and their strings small.
+_LIMIT = Decimal(2**63)
+
+
 def parse_quantity(value: Any) -> Decimal | None:
-    """The quantity's value in base units, None when it is not a quantity we understand."""
+    """The quantity's value in base units, None when it is not a quantity we understand.
+
+    Total: NaN, infinities, huge exponents ("1e999999999") and anything else odd give None.
+    """
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
-        return Decimal(str(value))
-    if not isinstance(value, str) or not value:
+        return _bounded(_number(str(value), Decimal(1)))
+    if not isinstance(value, str) or not value.strip():
         return None
     text = value.strip()
     for suffix, factor in _BINARY.items():
         if text.endswith(suffix):
-            return _number(text[: -len(suffix)], Decimal(factor))
+            return _bounded(_number(text[: -len(suffix)], Decimal(factor)))
     if text[-1] in _DECIMAL and text[-1] != "":
-        return _number(text[:-1], _DECIMAL[text[-1]])
-    return _number(text, Decimal(1))
+        return _bounded(_number(text[:-1], _DECIMAL[text[-1]]))
+    return _bounded(_number(text, Decimal(1)))
 
 
 def _number(text: str, factor: Decimal) -> Decimal | None:
     try:
         return Decimal(text) * factor
-    except InvalidOperation:
+    except ArithmeticError:  # InvalidOperation, Overflow, ...
         return None
+
+
+def _bounded(amount: Decimal | None) -> Decimal | None:
+    if amount is None or not amount.is_finite() or abs(amount) >= _LIMIT:
+        return None
+    return amount
 
 
 def format_quantity(value: Decimal) -> str:
@@ -54,8 +68,10 @@ def format_quantity(value: Decimal) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text
 
 
-def add_requests(total: dict[str, Decimal], resources: dict[str, Any], times: int) -> None:
+def add_requests(total: dict[str, Decimal], resources: Any, times: int) -> None:
     """Add `times` copies of `resources` into `total` (skipping unparseable values)."""
+    if not isinstance(resources, dict):
+        return
     for name, raw in resources.items():
         amount = parse_quantity(raw)
         if amount is not None:

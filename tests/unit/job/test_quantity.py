@@ -35,3 +35,17 @@ def test_add_and_format() -> None:
         "memory": str(3 * 2**30),
         "huawei.com/Ascend910": "6",
     }
+
+
+@pytest.mark.parametrize(
+    "value", ["NaN", "Infinity", "-Infinity", "1e999999999", "1e400", 10**30, 1e308, " ", "sNaN"]
+)
+def test_non_finite_or_huge_quantities_are_not_quantities(value: object) -> None:
+    """Regression: "1e999999999" raised decimal.Overflow, NaN and 1e400 were accepted."""
+    assert parse_quantity(value) is None
+
+
+def test_add_requests_ignores_a_non_object() -> None:
+    total: dict[str, Decimal] = {}
+    add_requests(total, ["cpu"], 2)
+    assert total == {}
