@@ -19,8 +19,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ascendjob_controller.job.quantity import parse_quantity
 from ascendjob_controller.job.types import (
     DEFAULT_PORT,
+    MAX_NPUS,
     MINDSPORE,
     NPU_RESOURCE,
     NPU_RESOURCE_PREFIX,
@@ -54,10 +56,11 @@ def npus_of(container: dict[str, Any] | None) -> int:
 
 
 def _quantity_int(value: Any) -> int:
-    try:
-        return int(str(value))
-    except ValueError:
+    """Whole devices; 0 for anything else (validation rejects it before pods are built)."""
+    amount = parse_quantity(value)
+    if amount is None or amount < 0 or amount != int(amount):
         return 0
+    return min(int(amount), MAX_NPUS)
 
 
 def spec_container(spec: ReplicaView | None) -> dict[str, Any] | None:

@@ -70,6 +70,9 @@ PORT_NAME = "ascendjob-port"
 DEFAULT_PORT = 2222
 NPU_RESOURCE = "huawei.com/Ascend910"
 NPU_RESOURCE_PREFIX = "huawei.com/"
+#: NPUs one pod may request. No Ascend node has more than 16; the bound only keeps the
+#: LOCAL_RANK list ("0,1,...,n-1") of a mistyped request from exhausting memory.
+MAX_NPUS = 1024
 
 # --- conditions ------------------------------------------------------------------------------
 CREATED = "Created"
@@ -254,7 +257,7 @@ def parse_job(job: dict[str, Any]) -> JobView:
             )
         )
     views.sort(key=lambda view: (not view.is_leader, view.rtype))
-    run_policy = dig(job, "spec", "runPolicy") or {}
+    run_policy = as_dict(dig(job, "spec", "runPolicy"))
     return JobView(
         name=dig(job, "metadata", "name") or "",
         namespace=dig(job, "metadata", "namespace") or "default",
@@ -267,7 +270,7 @@ def parse_job(job: dict[str, Any]) -> JobView:
         active_deadline_seconds=as_int(run_policy.get("activeDeadlineSeconds")),
         ttl_seconds_after_finished=as_int(run_policy.get("ttlSecondsAfterFinished")),
         clean_pod_policy=run_policy.get("cleanPodPolicy") or CLEAN_NONE,
-        scheduling_policy=run_policy.get("schedulingPolicy") or {},
+        scheduling_policy=as_dict(run_policy.get("schedulingPolicy")),
         deleting=bool(dig(job, "metadata", "deletionTimestamp")),
     )
 

@@ -14,10 +14,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ascendjob_controller.job.quantity import parse_quantity
 from ascendjob_controller.job.types import (
+    CLEAN_ALL,
+    CLEAN_NONE,
+    CLEAN_RUNNING,
     LEADER_REQUIRED,
     LEADERS,
+    MAX_NPUS,
     MAX_REPLICAS,
+    NPU_RESOURCE_PREFIX,
     RESTART_POLICIES,
     SUCCESS_POLICIES,
     as_int,
@@ -34,6 +40,11 @@ INVALID_CONTAINER = "InvalidContainer"
 INVALID_SUCCESS_POLICY = "InvalidSuccessPolicy"
 INVALID_RESTART_POLICY = "InvalidRestartPolicy"
 INVALID_LEADER = "InvalidLeader"
+INVALID_RUN_POLICY = "InvalidRunPolicy"
+#: Bounds of the integer run-policy fields, as the CRD schema declares them (a looser or older
+#: CRD may not enforce them): name -> minimum.
+_RUN_POLICY_INTS = {"backoffLimit": 0, "activeDeadlineSeconds": 1, "ttlSecondsAfterFinished": 0}
+_INT64_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -62,6 +73,8 @@ def validate(job: dict[str, Any]) -> list[Problem]:
         problems.append(
             Problem(INVALID_SUCCESS_POLICY, f"successPolicy {success!r} is not '' or 'AllWorkers'")
         )
+
+    problems.extend(_check_run_policy(job))
 
     specs = dig(job, "spec", "replicaSpecs")
     if not isinstance(specs, dict) or not specs:
@@ -121,15 +134,143 @@ def _check_replica(rtype: str, is_leader: bool, spec: Any) -> list[Problem]:
             )
         )
 
-    containers = dig(spec, "template", "spec", "containers")
+    template = spec.get("template")
+    if not isinstance(template, dict):
+        problems.append(Problem(INVALID_REPLICA_SPEC, f"{rtype}: the template is not an object"))
+        return problems
+    meta = template.get("metadata")
+    if meta is not None and not (
+        isinstance(meta, dict) and _string_map(meta.get("labels"), meta.get("annotations"))
+    ):
+        problems.append(
+            Problem(
+                INVALID_REPLICA_SPEC,
+                f"{rtype}: template.metadata labels and annotations must map strings to strings",
+            )
+        )
+    containers = dig(template, "spec", "containers")
     if not isinstance(containers, list) or not containers:
         problems.append(Problem(INVALID_REPLICA_SPEC, f"{rtype}: the template has no containers"))
         return problems
-    # Every container needs an image: a pod with an image-less container is rejected by the
-    # API server, which would only surface later as an endless FailedCreatePod.
-    for container in containers:
-        if not isinstance(container, dict) or not container.get("image"):
-            name = container.get("name") if isinstance(container, dict) else None
-            problems.append(Problem(INVALID_CONTAINER, f"{rtype}: container {name!r} has no image"))
+    # The template is free-form in the CRD (preserve-unknown-fields), so the container fields
+    # we read or extend are checked here: a pod the API server rejects would only surface
+    # later as an endless FailedCreatePod, and the code that builds pods may trust them.
+    for position, container in enumerate(containers):
+        text = _container_problem(container, position)
+        if text is not None:
+            problems.append(Problem(INVALID_CONTAINER, f"{rtype}: {text}"))
             break
+    return problems
+
+
+def _string_map(*values: Any) -> bool:
+    """Every value is absent or an object of strings to strings."""
+    return all(
+        value is None
+        or (isinstance(value, dict) and all(isinstance(v, str) for v in value.values()))
+        for value in values
+    )
+
+
+def _container_problem(container: Any, position: int) -> str | None:
+    """What is wrong with one container of a template, or None."""
+    if not isinstance(container, dict):
+        return f"container #{position} is not an object"
+    name = container.get("name")
+    if not isinstance(name, str) or not name:
+        return f"container #{position} has no name"
+    if not container.get("image"):
+        return f"container {name!r} has no image"
+    env = container.get("env")
+    if env is not None and not (
+        isinstance(env, list)
+        and all(
+            isinstance(item, dict)
+            and isinstance(item.get("name"), str)
+            and item["name"]
+            and isinstance(item.get("value", ""), str)
+            for item in env
+        )
+    ):
+        return f"container {name!r}: env must be a list of {{name, value}} with string values"
+    ports = container.get("ports")
+    if ports is not None and not (
+        isinstance(ports, list)
+        and all(
+            isinstance(port, dict) and (as_int(port.get("containerPort")) or 0) in range(1, 65536)
+            for port in ports
+        )
+    ):
+        return f"container {name!r}: ports must be a list of {{containerPort: 1..65535}}"
+    return _resources_problem(name, container.get("resources"))
+
+
+def _resources_problem(name: str, resources: Any) -> str | None:
+    if resources is None:
+        return None
+    if not isinstance(resources, dict):
+        return f"container {name!r}: resources is not an object"
+    for section in ("requests", "limits"):
+        amounts = resources.get(section)
+        if amounts is None:
+            continue
+        if not isinstance(amounts, dict):
+            return f"container {name!r}: resources.{section} is not an object"
+        for resource, raw in amounts.items():
+            amount = parse_quantity(raw)
+            if amount is None or amount < 0:
+                return f"container {name!r}: {section} {resource}={raw!r} is not a quantity"
+            # Extended resources are whole devices; the bound keeps LOCAL_RANK's list sane.
+            if str(resource).startswith(NPU_RESOURCE_PREFIX) and (
+                amount != int(amount) or amount > MAX_NPUS
+            ):
+                return (
+                    f"container {name!r}: {section} {resource}={raw!r} is not a whole "
+                    f"number of devices in 0..{MAX_NPUS}"
+                )
+    return None
+
+
+def _check_run_policy(job: dict[str, Any]) -> list[Problem]:
+    """runPolicy and schedulerName as the CRD types them, for a looser or older CRD."""
+    problems: list[Problem] = []
+    scheduler = dig(job, "spec", "schedulerName")
+    if scheduler is not None and not isinstance(scheduler, str):
+        problems.append(Problem(INVALID_SPECS, f"schedulerName {scheduler!r} is not a string"))
+    policy = dig(job, "spec", "runPolicy")
+    if policy is None:
+        return problems
+    if not isinstance(policy, dict):
+        return [*problems, Problem(INVALID_RUN_POLICY, "runPolicy is not an object")]
+    for field, minimum in _RUN_POLICY_INTS.items():
+        raw = policy.get(field)
+        value = as_int(raw)
+        if raw is not None and (value is None or not minimum <= value <= _INT64_MAX):
+            problems.append(
+                Problem(INVALID_RUN_POLICY, f"{field} {raw!r} is not an integer >= {minimum}")
+            )
+    clean = policy.get("cleanPodPolicy")
+    if clean is not None and clean not in (CLEAN_NONE, CLEAN_RUNNING, CLEAN_ALL):
+        problems.append(
+            Problem(INVALID_RUN_POLICY, f"cleanPodPolicy {clean!r} is not None, Running or All")
+        )
+    scheduling = policy.get("schedulingPolicy")
+    if scheduling is None:
+        return problems
+    min_available = as_int(dig(scheduling, "minAvailable"))
+    if (
+        not isinstance(scheduling, dict)
+        or (scheduling.get("minAvailable") is not None and (min_available or 0) < 0)
+        or (scheduling.get("minAvailable") is not None and min_available is None)
+        or not all(isinstance(scheduling.get(key, ""), str) for key in ("queue", "priorityClass"))
+        or not isinstance(scheduling.get("minResources", {}), dict)
+        or any(parse_quantity(v) is None for v in (scheduling.get("minResources") or {}).values())
+    ):
+        problems.append(
+            Problem(
+                INVALID_RUN_POLICY,
+                "schedulingPolicy needs minAvailable >= 0, string queue and priorityClass, "
+                "and minResources of quantities",
+            )
+        )
     return problems

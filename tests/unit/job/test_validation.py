@@ -114,3 +114,66 @@ def test_validate_does_not_mutate() -> None:
     v.validate(body)
     parse_job(body)
     assert body == before
+
+
+# --- what a free-form template or a looser CRD lets through (regressions: plan() raised) ----------
+def _worker_container(**fields: Any) -> dict[str, Any]:
+    return job(specs={"Master": replica(), "Worker": replica(containers=[container(2, **fields)])})
+
+
+def _with(body: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    body["spec"]["replicaSpecs"]["Worker"]["template"].update(fields)
+    return body
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (_with(job(), metadata=[]), v.INVALID_REPLICA_SPEC),
+        (_with(job(), metadata={"labels": ["a"]}), v.INVALID_REPLICA_SPEC),
+        (_with(job(), metadata={"annotations": {"a": 1}}), v.INVALID_REPLICA_SPEC),
+        (_worker_container(name=None), v.INVALID_CONTAINER),
+        (_worker_container(env={"A": "1"}), v.INVALID_CONTAINER),
+        (_worker_container(env=[{"value": "v"}]), v.INVALID_CONTAINER),
+        (_worker_container(env=[{"name": "A", "value": 2}]), v.INVALID_CONTAINER),
+        (_worker_container(ports=[{"containerPort": "2222"}]), v.INVALID_CONTAINER),
+        (_worker_container(ports=[2222]), v.INVALID_CONTAINER),
+        (_worker_container(resources="2"), v.INVALID_CONTAINER),
+        (_worker_container(resources={"requests": {"cpu": "abc"}}), v.INVALID_CONTAINER),
+        (_worker_container(resources={"limits": {"cpu": "NaN"}}), v.INVALID_CONTAINER),
+        (
+            _worker_container(resources={"requests": {"huawei.com/Ascend910": "1.5"}}),
+            v.INVALID_CONTAINER,
+        ),
+        (
+            _worker_container(resources={"requests": {"huawei.com/Ascend910": 10**30}}),
+            v.INVALID_CONTAINER,
+        ),
+        (job(run_policy="x"), v.INVALID_RUN_POLICY),  # type: ignore[arg-type]
+        (job(run_policy={"backoffLimit": "3"}), v.INVALID_RUN_POLICY),
+        (job(run_policy={"backoffLimit": -1}), v.INVALID_RUN_POLICY),
+        (job(run_policy={"activeDeadlineSeconds": 0}), v.INVALID_RUN_POLICY),
+        (job(run_policy={"activeDeadlineSeconds": 10**30}), v.INVALID_RUN_POLICY),
+        (job(run_policy={"cleanPodPolicy": "all"}), v.INVALID_RUN_POLICY),
+        (job(run_policy={"schedulingPolicy": {"minAvailable": "2"}}), v.INVALID_RUN_POLICY),
+        (job(run_policy={"schedulingPolicy": {"queue": ["q"]}}), v.INVALID_RUN_POLICY),
+        (job(run_policy={"schedulingPolicy": {"minResources": "x"}}), v.INVALID_RUN_POLICY),
+        (job(scheduler=["volcano"]), v.INVALID_SPECS),  # type: ignore[arg-type]
+    ],
+)
+def test_malformed_template_and_run_policy_are_rejected(body: dict[str, Any], reason: str) -> None:
+    assert reasons(body) == [reason]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        _worker_container(env=[{"name": "IP", "valueFrom": {"fieldRef": {"fieldPath": "x"}}}]),
+        _worker_container(ports=[{"containerPort": 8080, "protocol": "UDP"}]),
+        _worker_container(resources={"requests": {"cpu": "500m", "huawei.com/Ascend910": "8"}}),
+        _with(job(), metadata={"labels": {"a": "b"}, "annotations": {}}),
+        job(run_policy={"backoffLimit": 0, "cleanPodPolicy": "All", "schedulingPolicy": {}}),
+    ],
+)
+def test_well_formed_optional_fields_stay_valid(body: dict[str, Any]) -> None:
+    assert v.validate(body) == []
