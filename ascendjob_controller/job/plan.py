@@ -650,7 +650,7 @@ def _creates(
                 creates.append(body)
         elif service is not None:
             ip = dig(service, "spec", "clusterIP")
-            if ip and ip != "None":
+            if isinstance(ip, str) and ip and ip != "None":
                 cluster_ip, service_ready = str(ip), True
     if gang and children.podgroup is None and not children.podgroup_blocked:
         creates.append(desired_podgroup(view, options.operator_name))
