@@ -38,7 +38,9 @@ Decisions documented here because the design leaves them open:
   environment) and, with gang scheduling, when the PodGroup's phase is past Pending.
 - On finish: cleanPodPolicy Running deletes Pending/Running pods, All deletes every pod; with
   either, the leader Service goes too (nothing can reach a finished job). The PodGroup is
-  always deleted on finish, so Volcano stops reserving resources for it.
+  always deleted on finish, so Volcano stops reserving resources for it. A spec edited into
+  an invalid one is a finish too (Failed, JobValidFailed); with no parsed view, only children
+  carrying our controller reference are deleted.
 - Pods stuck Terminating (deletionTimestamp plus `lost_node_grace_seconds` in the past, on a node
   not in `live_nodes` when that set is given) are force-deleted: their kubelet is gone and will
   never confirm, which would otherwise hold a restart forever (design section 8).
@@ -362,10 +364,14 @@ def _terminal_event(verdict: Verdict, problem: Problem | None) -> EventSpec:
     return EventSpec(WARNING, REASON_FAILED, verdict.message)
 
 
-def _cleanup(view: JobView, children: _Children, pods: list[dict[str, Any]]) -> list[ChildRef]:
+def _cleanup(
+    policy: str,
+    pods: list[dict[str, Any]],
+    services: list[dict[str, Any]],
+    podgroup: dict[str, Any] | None,
+) -> list[ChildRef]:
     """Deletes on finish: cleanPodPolicy for pods (and the Service), always the PodGroup."""
     deletes: list[ChildRef] = []
-    policy = view.clean_pod_policy
     for pod in pods:
         if _deleting(pod):
             continue
@@ -373,13 +379,41 @@ def _cleanup(view: JobView, children: _Children, pods: list[dict[str, Any]]) -> 
             policy == CLEAN_RUNNING and _phase(pod) not in ("Succeeded", "Failed")
         ):
             deletes.append(_ref("Pod", pod))
-    service = children.service
-    if policy != CLEAN_NONE and service is not None and not _deleting(service):
-        deletes.append(_ref("Service", service))
-    group = children.podgroup
-    if group is not None and not _deleting(group):
-        deletes.append(_ref("PodGroup", group))
+    if policy != CLEAN_NONE:
+        deletes += [_ref("Service", svc) for svc in services if not _deleting(svc)]
+    if podgroup is not None and not _deleting(podgroup):
+        deletes.append(_ref("PodGroup", podgroup))
     return deletes
+
+
+def _finish_cleanup(
+    view: JobView, children: _Children, pods: list[dict[str, Any]]
+) -> list[ChildRef]:
+    service = [children.service] if children.service is not None else []
+    return _cleanup(view.clean_pod_policy, pods, service, children.podgroup)
+
+
+def _invalid_cleanup(
+    job: dict[str, Any],
+    pods: list[dict[str, Any]],
+    services: list[dict[str, Any]],
+    podgroup: dict[str, Any] | None,
+) -> list[ChildRef]:
+    """cleanPodPolicy for a job whose spec became invalid while it ran.
+
+    There is no parsed view (the spec may be anything), so only children that carry our
+    controller reference are touched, never orphans; a cleanPodPolicy we cannot read is
+    taken as None (keep the pods), the safe default. The PodGroup always goes, so Volcano
+    stops reserving resources for a job that will never run again.
+    """
+    uid = str(dig(job, "metadata", "uid") or "")
+    policy = dig(job, "spec", "runPolicy", "cleanPodPolicy")
+    if policy not in (CLEAN_RUNNING, CLEAN_ALL):
+        policy = CLEAN_NONE
+    ours = [obj for obj in pods if _controller_uid(obj) == uid]
+    our_services = [obj for obj in services if _controller_uid(obj) == uid]
+    group = podgroup if podgroup is not None and _controller_uid(podgroup) == uid else None
+    return _cleanup(str(policy), ours, our_services, group)
 
 
 # --- the entry point ---------------------------------------------------------------------
@@ -400,7 +434,8 @@ def plan(
     key = f"{dig(job, 'metadata', 'namespace')}/{dig(job, 'metadata', 'name')}"
     problems = validate(job)
     if problems:
-        return _plan_invalid(job, problems[0], status, previous, key, now)
+        deletes = _invalid_cleanup(job, pods, services, podgroup)
+        return _plan_invalid(job, problems[0], status, previous, key, now, deletes)
     view = parse_job(job)
     children = _classify(view, pods, services, podgroup)
     forced, force_wait = _force_deletes(children.pods, now, options)
@@ -416,6 +451,7 @@ def _plan_invalid(
     previous: str | None,
     key: str,
     now: datetime,
+    deletes: list[ChildRef],
 ) -> Plan:
     verdict = decide(previous, Observation(job_key=key, invalid=problem.message), status)
     new = next_status(
@@ -430,6 +466,7 @@ def _plan_invalid(
     ttl = as_int(dig(job, "spec", "runPolicy", "ttlSecondsAfterFinished"))
     delete_job, wait = _ttl(ttl, new, now)
     return Plan(
+        deletes=tuple(deletes),
         status=None if same_status(status, new) else new,
         events=events,
         requeue_after=wait,
@@ -461,7 +498,7 @@ def _plan_finished(
     )
     delete_job, ttl_wait = _ttl(view.ttl_seconds_after_finished, new, now)
     return Plan(
-        deletes=tuple(_cleanup(view, children, children.pods)),
+        deletes=tuple(_finish_cleanup(view, children, children.pods)),
         adopts=children.adopts,
         status=None if same_status(status, new) else new,
         requeue_after=_min(ttl_wait, force_wait),
@@ -588,7 +625,7 @@ def _plan_active(
         if verdict.state == FAILED:
             events += [_exited_event(pod, code) for pod, code, _ in fatal]
         events.append(_terminal_event(verdict, None))
-        deletes = _cleanup(view, children, pods)
+        deletes = _finish_cleanup(view, children, pods)
     else:
         for pod in fresh_failures:
             ledger = ledger.count_recreation(_uid(pod))

@@ -618,3 +618,53 @@ def test_each_transition_event_planned_once() -> None:
     seen = [e.reason for p in world.history for e in p.events]
     assert seen == ["ExitedWithCode", "JobRestarting", "JobSucceeded"]
     assert world.job["status"]["restartCount"] == 1
+
+
+# --- a running job whose spec is edited into an invalid one ------------------------------------
+def _running_volcano(clean: str | None) -> World:
+    run_policy = {} if clean is None else {"cleanPodPolicy": clean}
+    world = World(job(workers=2, scheduler="volcano", run_policy=run_policy))
+    world.reconcile()
+    world.admit_podgroup()
+    world.settle()
+    world.all_pods("Running")
+    world.kubelet(W1, "Succeeded", 0)
+    world.settle()
+    assert world.state == "Running" and world.podgroup is not None
+    return world
+
+
+@pytest.mark.parametrize(
+    ("clean", "pods_left", "service_left"),
+    [(None, {M0, W0, W1}, True), ("Running", {W1}, False), ("All", set(), False)],
+)
+def test_spec_made_invalid_while_running_cleans_up_as_a_finish(
+    clean: str | None, pods_left: set[str], service_left: bool
+) -> None:
+    world = _running_volcano(clean)
+    world.job["spec"]["replicaSpecs"]["Worker"]["restartPolicy"] = "Sometimes"
+    result = world.reconcile()
+    assert world.state == "Failed" and world.condition["reason"] == "JobValidFailed"
+    assert world.podgroup is None
+    assert set(world.pods) == pods_left
+    assert bool(world.services) == service_left
+    assert result.creates == ()
+    assert world.settle().deletes == ()
+
+
+def test_invalid_job_cleanup_touches_only_children_it_controls() -> None:
+    world = _running_volcano("All")
+    foreign = copy.deepcopy(world.pods[W0])
+    foreign["metadata"].update(name="other-0", uid="uid-other")
+    foreign["metadata"]["ownerReferences"][0]["uid"] = "someone-else"
+    orphan = copy.deepcopy(world.pods[W1])
+    orphan["metadata"].update(name="orphan-0", uid="uid-orphan", ownerReferences=[])
+    world.pods.update({"other-0": foreign, "orphan-0": orphan})
+    assert world.podgroup is not None
+    group = world.podgroup["metadata"]["name"]
+    world.job["metadata"]["labels"]["framework"] = "caffe"  # not even the leader is known
+    result = world.reconcile()
+    deleted = {(ref.kind, ref.name) for ref in result.deletes}
+    pods = {("Pod", name) for name in (M0, W0, W1)}
+    assert deleted == pods | {("Service", M0), ("PodGroup", group)}
+    assert set(world.pods) == {"other-0", "orphan-0"}
