@@ -242,10 +242,8 @@ class JobReconciler:
     def _podgroup_of(self, job: dict[str, Any]) -> dict[str, Any] | None:
         if self._podgroups is None:
             return None
-        # desired.podgroup_name's `<job>-<uid>`, from the raw metadata: this runs before
-        # validation, and parse_job refuses an invalid job (an unknown framework, say).
-        meta = job["metadata"]
-        return self._podgroups.store.get(f"{meta['namespace']}/{meta['name']}-{meta.get('uid')}")
+        namespace, name = _podgroup_key(job)
+        return self._podgroups.store.get(f"{namespace}/{name}")
 
     # -- carrying out the plan ---------------------------------------------------------------
 
@@ -270,6 +268,9 @@ class JobReconciler:
             )
         for ref, force in deletes:
             failures.extend(self._delete_child(job, ref, labels, bound, force=force))
+
+        if plan.podgroup_patch is not None:
+            failures.extend(self._patch_podgroup(job, plan.podgroup_patch, bound))
 
         # A transition is announced (events, restart counter) only once its status is stored:
         # after a 409 the re-plan makes the same transition again and announces it then.
@@ -428,6 +429,18 @@ class JobReconciler:
         elif plan.state == FAILED:
             metrics.JOBS_FAILED.labels(**labels).inc()
 
+    def _patch_podgroup(self, job: dict[str, Any], body: dict[str, Any], bound: Any) -> list[str]:
+        """Bring the PodGroup's gang size in line with a scaled job (a JSON merge patch)."""
+        namespace, name = _podgroup_key(job)
+        try:
+            self._client.patch(PODGROUPS, namespace, name, body, patch_type="merge")
+        except Exception as err:
+            if is_not_found(err):  # gone meanwhile; the next plan creates it afresh
+                return []
+            return [f"patch podgroup {name}: {_api_message(err)}"]
+        bound.info("podgroup_patched", podgroup=name, spec=body.get("spec"))
+        return []
+
     def _delete_job(self, job: dict[str, Any], bound: Any) -> list[str]:
         meta = job["metadata"]
         try:
@@ -458,6 +471,13 @@ class JobReconciler:
         meta = job.get("metadata", {})
         framework = (meta.get("labels") or {}).get(FRAMEWORK_LABEL, "")
         return {"namespace": meta.get("namespace", ""), "framework": str(framework).lower()}
+
+
+def _podgroup_key(job: dict[str, Any]) -> tuple[str, str]:
+    """(namespace, name) of the job's PodGroup: desired.podgroup_name's `<job>-<uid>`, from the
+    raw metadata, since this runs before validation and parse_job needs a valid job."""
+    meta = job["metadata"]
+    return meta["namespace"], f"{meta['name']}-{meta.get('uid')}"
 
 
 def _api_message(err: BaseException) -> str:

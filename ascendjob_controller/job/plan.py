@@ -61,6 +61,7 @@ from ascendjob_controller.job.desired import (
     podgroup_name,
     service_name,
 )
+from ascendjob_controller.job.quantity import parse_quantity
 from ascendjob_controller.job.restart import (
     FailureAction,
     RestartLedger,
@@ -160,6 +161,9 @@ class Plan:
     #: created/successful/failed counters: count when they differ).
     previous_state: str | None = None
     state: str | None = None
+    #: A JSON merge patch for our PodGroup (`{"spec": {...}}`), when its gang size or minimum
+    #: resources no longer match the spec (replicas were scaled); executed by the reconciler.
+    podgroup_patch: dict[str, Any] | None = None
 
 
 # --- events the reconciler emits once an API call succeeded --------------------------------------
@@ -620,6 +624,7 @@ def _plan_active(
     creates: list[dict[str, Any]] = []
     deletes: list[ChildRef] = []
     restarted = 0
+    podgroup_patch: dict[str, Any] | None = None
     requeue: float | None = force_wait
     if verdict.terminal:
         if verdict.state == FAILED:
@@ -640,6 +645,7 @@ def _plan_active(
         recorded = [p for p in recreate if _uid(p) not in fresh_uids]
         deletes += [_ref("Pod", p) for p in recorded if not _deleting(p)]
         creates = _creates(view, children, missing, gang, admitted, options)
+        podgroup_patch = _podgroup_patch(view, children, gang, options)
         requeue = _min(requeue, deadline_wait, RECORD_REQUEUE_SECONDS if fresh_failures else None)
 
     ledger = ledger.prune({_uid(p) for p in pods})
@@ -664,7 +670,37 @@ def _plan_active(
         force_deletes=tuple(forced),
         previous_state=previous,
         state=verdict.state,
+        podgroup_patch=podgroup_patch,
     )
+
+
+def _podgroup_patch(
+    view: JobView, children: _Children, gang: bool, options: PlanOptions
+) -> dict[str, Any] | None:
+    """The spec fields of our PodGroup that scaling changed (minMember, minResources).
+
+    Quantities are compared by value, not spelling: a server that rewrote "1.5" as "1500m"
+    must not make us patch on every reconcile (each patch wakes the next one).
+    """
+    group = children.podgroup
+    if not gang or group is None or _deleting(group):
+        return None
+    desired = desired_podgroup(view, options.operator_name)["spec"]
+    current = as_dict(group.get("spec"))
+    changed: dict[str, Any] = {}
+    if as_int(current.get("minMember")) != desired["minMember"]:
+        changed["minMember"] = desired["minMember"]
+    wanted = desired.get("minResources")
+    if wanted is not None and not _same_resources(current.get("minResources"), wanted):
+        changed["minResources"] = wanted
+    return {"spec": changed} if changed else None
+
+
+def _same_resources(current: Any, wanted: dict[str, Any]) -> bool:
+    have = as_dict(current)
+    if set(have) != set(wanted):
+        return False
+    return all(parse_quantity(have[k]) == parse_quantity(v) for k, v in wanted.items())
 
 
 def _creates(

@@ -54,3 +54,28 @@ def test_spec_edited_invalid_while_running_fails_and_cleans_up(
     wait_for(lambda: set(pods_of(kube, ns, "inv")) == {"inv-worker-1"}, "running pods deleted")
     wait_for(lambda: podgroup_of(kube, ns, created) is None, "the PodGroup deleted")
     wait_for(lambda: not kube.list(SERVICES, ns)["items"], "the Service deleted")
+
+
+def test_scaling_workers_updates_the_podgroup_min_member(
+    kube: KubeClient, kubelet: Kubelet, ns: str
+) -> None:
+    created = kube.create(ASCENDJOBS, ns, pytorch_job("scg", workers=2, scheduler="volcano"))
+    group = wait_for(lambda: podgroup_of(kube, ns, created), "the PodGroup")
+    assert group["spec"]["minMember"] == 3
+    group["status"] = {"phase": "Inqueue"}
+    kube.update_status(PODGROUPS, ns, group)
+    pods = wait_pods(kube, ns, "scg", 3)
+    kubelet.run_all(pods)
+    wait_state(kube, ns, "scg", "Running")
+
+    def min_member() -> object:
+        current = podgroup_of(kube, ns, created)
+        return None if current is None else current["spec"].get("minMember")
+
+    kube.patch(ASCENDJOBS, ns, "scg", {"spec": {"replicaSpecs": {"Worker": {"replicas": 4}}}})
+    wait_for(lambda: min_member() == 5, "minMember 5 after scaling to 4 workers")
+    wait_pods(kube, ns, "scg", 5)
+    kube.patch(ASCENDJOBS, ns, "scg", {"spec": {"replicaSpecs": {"Worker": {"replicas": 1}}}})
+    wait_for(lambda: min_member() == 2, "minMember 2 after scaling to 1 worker")
+    resources = podgroup_of(kube, ns, created)["spec"]["minResources"]  # type: ignore[index]
+    assert resources == {"huawei.com/Ascend910": "2"}

@@ -668,3 +668,54 @@ def test_invalid_job_cleanup_touches_only_children_it_controls() -> None:
     pods = {("Pod", name) for name in (M0, W0, W1)}
     assert deleted == pods | {("Service", M0), ("PodGroup", group)}
     assert set(world.pods) == {"other-0", "orphan-0"}
+
+
+# --- scaling updates the PodGroup ----------------------------------------------------------------
+def _scale(world: World, workers: int) -> None:
+    world.job = copy.deepcopy(world.job)
+    world.job["spec"]["replicaSpecs"]["Worker"]["replicas"] = workers
+
+
+def test_scaling_patches_podgroup_min_member_and_resources() -> None:
+    world = _running_volcano(None)
+    assert world.podgroup is not None
+    assert world.podgroup["spec"]["minMember"] == 3
+    assert world.plan().podgroup_patch is None  # in step: nothing to patch
+
+    _scale(world, 4)
+    result = world.reconcile()
+    assert result.podgroup_patch == {
+        "spec": {"minMember": 5, "minResources": {"huawei.com/Ascend910": "10"}}
+    }
+    world.settle()
+    assert world.podgroup["spec"]["minMember"] == 5
+    _scale(world, 1)
+    assert world.reconcile().podgroup_patch == {
+        "spec": {"minMember": 2, "minResources": {"huawei.com/Ascend910": "4"}}
+    }
+    assert world.plan().podgroup_patch is None
+
+
+def test_min_available_pins_min_member_when_scaling() -> None:
+    world = World(
+        job(workers=2, scheduler="volcano", run_policy={"schedulingPolicy": {"minAvailable": 2}})
+    )
+    world.reconcile()
+    world.admit_podgroup()
+    world.settle()
+    _scale(world, 4)
+    assert world.plan().podgroup_patch is None  # minResources: the first 2 pods, unchanged
+
+
+def test_podgroup_quantities_compare_by_value_not_spelling() -> None:
+    world = _running_volcano(None)
+    assert world.podgroup is not None
+    world.podgroup["spec"]["minResources"] = {"huawei.com/Ascend910": "6.0"}
+    assert world.plan().podgroup_patch is None
+
+
+def test_finished_job_does_not_patch_its_podgroup() -> None:
+    world = _running_volcano(None)
+    _scale(world, 4)
+    world.job["spec"]["replicaSpecs"]["Master"]["replicas"] = 2  # invalid: finishes the job
+    assert world.plan().podgroup_patch is None

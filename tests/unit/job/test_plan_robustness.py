@@ -242,6 +242,7 @@ def check(job_obj: dict[str, Any], result: Plan) -> None:
     """The properties of the module docstring, for one (job, plan)."""
     json.dumps(result.status)
     json.dumps(list(result.creates))
+    json.dumps(result.podgroup_patch)
     status = result.status
     if status is not None:
         assert isinstance(status, dict)
@@ -264,7 +265,7 @@ def check(job_obj: dict[str, Any], result: Plan) -> None:
         for field in ("startTime", "completionTime", "lastReconcileTime"):
             assert isinstance(status.get(field, ""), str), field
     if validate(job_obj):
-        assert result.creates == ()
+        assert result.creates == () and result.podgroup_patch is None
         if result.previous_state not in TERMINAL_STATES:
             assert result.state == "Failed"
             if status is not None:

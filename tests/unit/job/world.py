@@ -74,6 +74,10 @@ class World:
                 self.services[name] = obj
             else:
                 self.podgroup = obj
+        if result.podgroup_patch is not None:
+            assert self.podgroup is not None, "patch planned for a missing PodGroup"
+            self.podgroup = copy.deepcopy(self.podgroup)
+            self.podgroup["spec"].update(copy.deepcopy(result.podgroup_patch["spec"]))
         if result.delete_job:
             self.job_deleted = True
         return result
@@ -103,6 +107,7 @@ class World:
         """Reconcile until a plan does nothing; returns that idle plan."""
         for _ in range(limit):
             result = self.reconcile()
-            if not (result.creates or result.deletes or result.status or result.adopts):
+            busy = result.creates or result.deletes or result.status or result.adopts
+            if not (busy or result.podgroup_patch):
                 return result
         raise AssertionError("plan did not settle")
