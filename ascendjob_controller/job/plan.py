@@ -100,6 +100,7 @@ from ascendjob_controller.job.types import (
     as_dict,
     as_int,
     controller_ref,
+    dicts,
     dig,
     parse_job,
     parse_time,
@@ -307,7 +308,7 @@ def _container_name(pod: dict[str, Any]) -> str:
     status = training_status(pod)
     if status and status.get("name"):
         return str(status["name"])
-    containers = dig(pod, "spec", "containers") or []
+    containers = dicts(dig(pod, "spec", "containers"))
     return str(containers[0].get("name", "")) if containers else ""
 
 
@@ -349,7 +350,7 @@ def _force_deletes(
         if stamp is None:
             continue
         node = dig(pod, "spec", "nodeName")
-        if options.live_nodes is not None and node in options.live_nodes:
+        if options.live_nodes is not None and isinstance(node, str) and node in options.live_nodes:
             continue
         if now >= stamp + grace:
             forced.append(_ref("Pod", pod))

@@ -158,7 +158,29 @@ def _running_world() -> World:
     return world
 
 
-BASES = {"fresh": _fresh_world(), "running": _running_world()}
+def _finished_world() -> World:
+    """Succeeded with cleanPodPolicy Running: the finished-job path, with pods still listed."""
+    world = _fresh_world()
+    world.reconcile()
+    world.all_pods("Succeeded", 0)
+    world.reconcile()
+    assert world.state == "Succeeded"
+    return world
+
+
+def _mindspore_world() -> World:
+    """MindSpore workers alone (no leader, no Service), about to create pods."""
+    world = World(job("mindspore", {"Worker": replica(2, "OnFailure")}))
+    world.reconcile()
+    return world
+
+
+BASES = {
+    "fresh": _fresh_world(),
+    "running": _running_world(),
+    "finished": _finished_world(),
+    "mindspore": _mindspore_world(),
+}
 
 
 # --- mutations ----------------------------------------------------------------------------------
@@ -238,8 +260,31 @@ def _last_condition(plan_status: dict[str, Any]) -> dict[str, Any]:
     return dict(conditions[-1])
 
 
+def _api_shaped(body: dict[str, Any]) -> None:
+    """A created body the API server would take: string maps, containers with string env."""
+    meta = body["metadata"]
+    for field in ("labels", "annotations"):
+        assert all(isinstance(v, str) for v in meta.get(field, {}).values()), (field, meta)
+    if body["kind"] != "Pod":
+        return
+    for container_body in body["spec"]["containers"]:
+        assert isinstance(container_body, dict) and isinstance(container_body["name"], str)
+        for item in container_body.get("env", []):
+            assert isinstance(item["name"], str), item
+            assert isinstance(item.get("value", ""), str), item
+
+
+def _deletes_name_inputs(result: Plan, children: dict[str, list[dict[str, Any]]]) -> None:
+    """Every delete names an object plan() was given, of the same kind."""
+    for ref in (*result.deletes, *result.force_deletes):
+        names = {o.get("metadata", {}).get("name") for o in children.get(ref.kind, [])}
+        assert ref.name in names, ref
+
+
 def check(job_obj: dict[str, Any], result: Plan) -> None:
     """The properties of the module docstring, for one (job, plan)."""
+    for body in result.creates:
+        _api_shaped(body)
     json.dumps(result.status)
     json.dumps(list(result.creates))
     json.dumps(result.podgroup_patch)
@@ -281,11 +326,14 @@ def run(
     services: list[dict[str, Any]],
     podgroup: dict[str, Any] | None,
     seconds: float = 10,
+    options: PlanOptions | None = None,
 ) -> Plan:
     inputs = copy.deepcopy((job_obj, pods, services, podgroup))
-    result = plan(job_obj, pods, services, podgroup, at(seconds), PlanOptions())
+    result = plan(job_obj, pods, services, podgroup, at(seconds), options or PlanOptions())
     assert inputs == (job_obj, pods, services, podgroup), "plan() mutated its inputs"
     check(job_obj, result)
+    groups = [] if podgroup is None else [podgroup]
+    _deletes_name_inputs(result, {"Pod": pods, "Service": services, "PodGroup": groups})
     return result
 
 
@@ -310,7 +358,9 @@ def test_plan_is_total_on_malformed_input(data: st.DataObject, base: str, target
         services = [data.draw(mutated(s), label="service") for s in services]
     elif target == "g" and podgroup is not None:
         podgroup = data.draw(mutated(podgroup), label="podgroup")
-    run(job_obj, pods, services, podgroup, seconds=data.draw(st.sampled_from([10, 7200])))
+    seconds = data.draw(st.sampled_from([10, 7200]))
+    live = data.draw(st.sampled_from([None, frozenset({"node-1"})]))
+    run(job_obj, pods, services, podgroup, seconds, PlanOptions(live_nodes=live))
 
 
 # --- specific nasty cases ------------------------------------------------------------------------
@@ -455,7 +505,7 @@ JOB_CASES: list[tuple[str, Any, bool]] = [
 ]
 
 
-@pytest.mark.parametrize("base", sorted(BASES))
+@pytest.mark.parametrize("base", ["fresh", "running", "finished"])  # the PyTorch ones
 @pytest.mark.parametrize(("path", "value", "invalid"), JOB_CASES)
 def test_nasty_job_field(base: str, path: str, value: Any, invalid: bool) -> None:
     world = BASES[base]
@@ -515,6 +565,7 @@ POD_CASES: list[tuple[str, Any]] = [
     ("spec.containers", "x"),
     ("spec.containers", [None]),
     ("spec.nodeName", ["n"]),
+    ("metadata.deletionTimestamp", "2026-01-01T11:00:00Z"),
     ("metadata.labels", "~"),
     ("metadata.deletionTimestamp", "garbage"),
 ]
@@ -531,9 +582,10 @@ def test_nasty_pod(path: str, value: Any, phase: str) -> None:
         if path.endswith(".state") and value == "~":
             pytest.skip("nothing to delete")
     pods[victim] = _set(pods[victim], path, value)
+    live = PlanOptions(live_nodes=frozenset({"node-1"}))
     for base_job in (world.job, _set(world.job, "status.restartCount", 0)):
         run(base_job, list(pods.values()), list(world.services.values()), world.podgroup)
-        run(base_job, list(pods.values()), [], None, seconds=7200)
+        run(base_job, list(pods.values()), [], None, seconds=7200, options=live)
 
 
 @pytest.mark.parametrize(
@@ -561,10 +613,36 @@ def test_nasty_service(path: str, value: Any) -> None:
     [("status", "~"), ("status", None), ("status", "x"), ("status.phase", 3), ("spec", None)],
 )
 def test_nasty_podgroup(path: str, value: Any) -> None:
-    for world in BASES.values():
+    for world in (BASES["fresh"], BASES["running"]):
         assert world.podgroup is not None
         group = _set(world.podgroup, path, value)
         run(world.job, list(world.pods.values()), list(world.services.values()), group)
+
+
+@pytest.mark.parametrize("node", [["n"], {"n": 1}, None, 5])
+def test_terminating_pod_with_an_odd_node_name(node: Any) -> None:
+    """Regression: a list nodeName raised TypeError (unhashable) against live_nodes."""
+    world = BASES["running"]
+    pods = copy.deepcopy(world.pods)
+    pod = pods["job1-master-0"]
+    pod["metadata"]["deletionTimestamp"] = "2026-01-01T11:00:00Z"
+    pod["spec"]["nodeName"] = node
+    live = PlanOptions(live_nodes=frozenset({"node-1"}))
+    result = run(world.job, list(pods.values()), [], None, options=live)
+    assert [ref.name for ref in result.force_deletes] == ["job1-master-0"]
+
+
+@pytest.mark.parametrize("containers", ["x", [None], [], None])
+def test_failed_pod_without_container_statuses_or_containers(containers: Any) -> None:
+    """Regression: the exit event read the first container's name from a non-dict."""
+    world = BASES["running"]
+    pods = copy.deepcopy(world.pods)
+    pod = pods["job1-worker-1"]
+    pod["status"] = {"phase": "Failed", "reason": "Evicted"}
+    pod["spec"]["containers"] = containers
+    job_obj = _set(world.job, "status", {})
+    result = run(job_obj, list(pods.values()), [], None)
+    assert any(e.reason == "ExitedWithCode" for e in result.events)
 
 
 def test_terminal_status_is_not_revived_by_an_invalid_spec() -> None:
