@@ -468,8 +468,10 @@ def _plan_invalid(
         ledger=RestartLedger.from_status(status),
     )
     events = () if previous in TERMINAL_STATES else (_terminal_event(verdict, problem),)
+    # The spec is invalid, maybe in this very field: a negative TTL must not delete the job
+    # (and its Failed condition with it) the moment it fails.
     ttl = as_int(dig(job, "spec", "runPolicy", "ttlSecondsAfterFinished"))
-    delete_job, wait = _ttl(ttl, new, now)
+    delete_job, wait = _ttl(ttl if ttl is not None and ttl >= 0 else None, new, now)
     return Plan(
         deletes=tuple(deletes),
         status=None if same_status(status, new) else new,

@@ -645,6 +645,19 @@ def test_failed_pod_without_container_statuses_or_containers(containers: Any) ->
     assert any(e.reason == "ExitedWithCode" for e in result.events)
 
 
+@pytest.mark.parametrize("ttl", [-5, -1])
+def test_negative_ttl_does_not_delete_the_job_it_invalidates(ttl: int) -> None:
+    """Regression: the invalid-spec path honoured ttlSecondsAfterFinished -5, deleting the job
+    (and the Failed condition that explains it) as soon as it failed."""
+    world = BASES["running"]
+    broken = _set(world.job, "spec.runPolicy.ttlSecondsAfterFinished", ttl)
+    result = run(broken, list(world.pods.values()), [], None)
+    assert result.state == "Failed" and not result.delete_job
+    later = copy.deepcopy(broken)
+    later["status"] = result.status
+    assert not run(later, list(world.pods.values()), [], None, seconds=9999).delete_job
+
+
 def test_terminal_status_is_not_revived_by_an_invalid_spec() -> None:
     """A finished job whose spec is then broken stays finished (terminal means terminal)."""
     world = BASES["running"]
