@@ -7,6 +7,12 @@ caller can report all of them; the first one is the one shown in the condition.
 
 A job with an unknown framework cannot be checked further (the replica types depend on it), so
 that problem is returned alone.
+
+Structure is checked here too wherever the schema does not reach: the pod template is
+preserve-unknown-fields, and an older or looser CRD may not type runPolicy. Everything the
+pod builders (desired.py, env.py) read is checked, so that they may trust it: plan() must be
+total, and a job they could not build is better failed now (JobValidFailed) than retried
+forever as FailedCreatePod. `InvalidRunPolicy` is our addition to the design's reasons.
 """
 
 from __future__ import annotations
