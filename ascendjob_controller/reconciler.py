@@ -201,14 +201,27 @@ class JobReconciler:
             return Result(requeue_after=STALE_JOB_RECHECK_SECONDS)
 
         children = self._children(job)
-        plan = planning.plan(
-            job,
-            children["Pod"],
-            children["Service"],
-            self._podgroup_of(job),
-            self._now(),
-            self._options,
-        )
+        try:
+            plan = planning.plan(
+                job,
+                children["Pod"],
+                children["Service"],
+                self._podgroup_of(job),
+                self._now(),
+                self._options,
+            )
+        except Exception as err:
+            # plan() is meant to be total (a property test feeds it malformed input); if some
+            # input still breaks it, say so on the job and retry with back-off, while the
+            # other jobs carry on.
+            bound.exception("plan_failed")
+            self._emit(
+                job,
+                planning.EventSpec(
+                    "Warning", "ReconcileError", f"cannot plan this job: {type(err).__name__}"
+                ),
+            )
+            raise
         failures = self._execute(job, plan, bound)
         self.job_states.set(key, plan.state)
         bound.info(

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from ascendjob_controller.controller import AscendJobController
+from ascendjob_controller.job import plan as planning
 from ascendjob_controller.kube.client import ASCENDJOBS, KubeClient
 from tests.integration.controller.helpers import (
     Kubelet,
@@ -141,3 +142,26 @@ def test_dropped_and_expired_watches_do_not_lose_a_job(
     kubelet.failed(pods["dw-worker-1"], 1)
     status = wait_state(kube, ns, "dw", "Failed")
     assert status["replicaStatuses"]["Worker"]["failed"] == 1
+
+
+def test_a_job_that_breaks_the_planner_is_reported_and_others_carry_on(
+    kube: KubeClient, kubelet: Kubelet, ns: str, mocker: Any
+) -> None:
+    real_plan = planning.plan
+
+    def plan_or_break(job: dict[str, Any], *args: Any, **kwargs: Any) -> planning.Plan:
+        if job["metadata"]["name"] == "boom":
+            raise RuntimeError("planner bug")
+        return real_plan(job, *args, **kwargs)
+
+    mocker.patch.object(planning, "plan", side_effect=plan_or_break)
+    kube.create(ASCENDJOBS, ns, pytorch_job("boom"))
+    kube.create(ASCENDJOBS, ns, pytorch_job("fine"))
+    event = wait_event(kube, ns, "boom", "ReconcileError")
+    assert event["type"] == "Warning"
+    assert "RuntimeError" in event["message"], event["message"]
+    pods = wait_pods(kube, ns, "fine", 2)
+    kubelet.run_all(pods)
+    kubelet.succeed_all(pods)
+    wait_state(kube, ns, "fine", "Succeeded")
+    assert status_of(kube, ns, "boom") in (None, {}), "no status is written from a failed plan"
