@@ -153,6 +153,19 @@ def pods_of(client: KubeClient, ns: str, name: str) -> dict[str, dict[str, Any]]
     return {p["metadata"]["name"]: p for p in items}
 
 
+def wait_recreated(
+    client: KubeClient, ns: str, job: str, pod_name: str, old_uid: str
+) -> dict[str, Any]:
+    """The pod `pod_name` of `job` once it exists again under a uid other than `old_uid`."""
+
+    def check() -> dict[str, Any] | None:
+        pod = pods_of(client, ns, job).get(pod_name)
+        return pod if pod and pod["metadata"]["uid"] != old_uid else None
+
+    result: dict[str, Any] = wait_for(check, f"{pod_name} recreated")
+    return result
+
+
 def wait_pods(client: KubeClient, ns: str, name: str, count: int) -> dict[str, dict[str, Any]]:
     def check() -> dict[str, dict[str, Any]] | None:
         pods = {

@@ -20,6 +20,7 @@ from tests.integration.controller.helpers import (
     status_of,
     wait_for,
     wait_pods,
+    wait_recreated,
     wait_state,
 )
 
@@ -57,13 +58,8 @@ def test_restart_count_survives_a_controller_restart(
     try:
         # The new controller folds in the one restart it has not seen, and nothing twice.
         wait_for(lambda: _restart_count_is(kube, ns, "of", 2), "of restartCount 2")
-        ec_new = wait_for(
-            lambda: (
-                (p := pods_of(kube, ns, "ec").get("ec-worker-0"))
-                and p["metadata"]["uid"] != ec_pods["ec-worker-0"]["metadata"]["uid"]
-                and p
-            ),
-            "ec-worker-0 recreated",
+        ec_new = wait_recreated(
+            kube, ns, "ec", "ec-worker-0", ec_pods["ec-worker-0"]["metadata"]["uid"]
         )
         threading.Event().wait(1.5)
         assert status_of(kube, ns, "of")["restartCount"] == 2
@@ -130,14 +126,7 @@ def test_a_recorded_restart_is_carried_out_once_by_the_next_controller(
 
     second = start_controller(bare_cluster)
     try:
-        new = wait_for(
-            lambda: (
-                (p := pods_of(kube, ns, "ra").get("ra-worker-0"))
-                and p["metadata"]["uid"] != pods["ra-worker-0"]["metadata"]["uid"]
-                and p
-            ),
-            "ra-worker-0 recreated",
-        )
+        new = wait_recreated(kube, ns, "ra", "ra-worker-0", pods["ra-worker-0"]["metadata"]["uid"])
         kubelet.running(new)
         kubelet.succeed_all(pods_of(kube, ns, "ra"))
         assert wait_state(kube, ns, "ra", "Succeeded")["restartCount"] == 1

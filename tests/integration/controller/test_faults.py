@@ -18,13 +18,13 @@ from tests.integration.controller.helpers import (
     Kubelet,
     fresh_namespace,
     job_events,
-    pods_of,
     pytorch_job,
     sample,
     status_of,
     wait_event,
     wait_for,
     wait_pods,
+    wait_recreated,
     wait_state,
 )
 
@@ -106,13 +106,8 @@ def test_a_conflicted_transition_is_announced_once(
     bare_cluster.faults.fail("update", "ascendjobs/status", code=409, count=1)
     kubelet.failed(pods["once-master-0"], 137)
     wait_for(lambda: status_of(kube, ns, "once").get("restartCount") == 1, "1 restart")
-    new = wait_for(
-        lambda: (
-            (p := pods_of(kube, ns, "once").get("once-master-0"))
-            and p["metadata"]["uid"] != pods["once-master-0"]["metadata"]["uid"]
-            and p
-        ),
-        "once-master-0 recreated",
+    new = wait_recreated(
+        kube, ns, "once", "once-master-0", pods["once-master-0"]["metadata"]["uid"]
     )
     kubelet.running(new)
     wait_state(kube, ns, "once", "Running")

@@ -36,6 +36,7 @@ from tests.integration.controller.helpers import (
     wait_event,
     wait_for,
     wait_pods,
+    wait_recreated,
     wait_state,
 )
 
@@ -90,11 +91,7 @@ def test_exitcode_137_recreates_then_exit_1_fails(
 
     kubelet.failed(first, 137)
 
-    def recreated() -> dict[str, Any] | None:
-        pod = pods_of(kube, ns, "ec").get("ec-worker-0")
-        return pod if pod and pod["metadata"]["uid"] != first["metadata"]["uid"] else None
-
-    second = wait_for(recreated, "a new ec-worker-0")
+    second = wait_recreated(kube, ns, "ec", "ec-worker-0", first["metadata"]["uid"])
     status = wait_for(
         lambda: (s := status_of(kube, ns, "ec")).get("restartCount") == 1 and s,
         "restartCount 1",
@@ -342,14 +339,7 @@ def test_deleted_child_pod_is_recreated_without_a_restart(
     wait_state(kube, ns, "dp", "Running")
     old_uid = pods["dp-worker-0"]["metadata"]["uid"]
     kube.delete(PODS, ns, "dp-worker-0")
-    new = wait_for(
-        lambda: (
-            (p := pods_of(kube, ns, "dp").get("dp-worker-0"))
-            and p["metadata"]["uid"] != old_uid
-            and p
-        ),
-        "dp-worker-0 recreated",
-    )
+    new = wait_recreated(kube, ns, "dp", "dp-worker-0", old_uid)
     kubelet.running(new)
     _settle(0.5)
     status = status_of(kube, ns, "dp")
@@ -462,13 +452,7 @@ def test_exitcode_without_exit_code_recreates(kube: KubeClient, kubelet: Kubelet
         {"status": {"phase": "Failed", "reason": "Evicted", "containerStatuses": []}},
         subresource="status",
     )
-    wait_for(
-        lambda: (
-            (p := pods_of(kube, ns, "ev").get("ev-worker-0"))
-            and p["metadata"]["uid"] != victim["metadata"]["uid"]
-        ),
-        "ev-worker-0 recreated",
-    )
+    wait_recreated(kube, ns, "ev", "ev-worker-0", victim["metadata"]["uid"])
     assert wait_for(lambda: status_of(kube, ns, "ev").get("restartCount") == 1, "1 restart")
 
 
@@ -483,14 +467,7 @@ def test_exitcode_restarts_count_against_backoff_limit(
     wait_state(kube, ns, "eb", "Running")
     first_uid = pods["eb-worker-0"]["metadata"]["uid"]
     kubelet.failed(pods["eb-worker-0"], 143)
-    second = wait_for(
-        lambda: (
-            (p := pods_of(kube, ns, "eb").get("eb-worker-0"))
-            and p["metadata"]["uid"] != first_uid
-            and p
-        ),
-        "eb-worker-0 recreated",
-    )
+    second = wait_recreated(kube, ns, "eb", "eb-worker-0", first_uid)
     kubelet.running(second)
     wait_state(kube, ns, "eb", "Running")
     kubelet.failed(second, 137)
@@ -510,14 +487,7 @@ def test_onfailure_pod_lost_as_a_whole_is_recreated(
     wait_state(kube, ns, "ol", "Running")
     old_uid = pods["ol-worker-0"]["metadata"]["uid"]
     kubelet.failed(pods["ol-worker-0"], 1)
-    new = wait_for(
-        lambda: (
-            (p := pods_of(kube, ns, "ol").get("ol-worker-0"))
-            and p["metadata"]["uid"] != old_uid
-            and p
-        ),
-        "ol-worker-0 recreated",
-    )
+    new = wait_recreated(kube, ns, "ol", "ol-worker-0", old_uid)
     kubelet.running(new)
     kubelet.succeed_all(pods_of(kube, ns, "ol"))
     status = wait_state(kube, ns, "ol", "Succeeded")
