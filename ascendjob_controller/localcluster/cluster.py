@@ -19,7 +19,6 @@ from ascendjob_controller.localcluster.gc import GarbageCollector
 from ascendjob_controller.localcluster.registry import Registry
 from ascendjob_controller.localcluster.server import ApiHTTPServer, ServerState
 from ascendjob_controller.localcluster.store import Store
-from ascendjob_controller.localcluster.timestamps import now_rfc3339
 from ascendjob_controller.localcluster.verbs import Api
 
 CRD_DIR = Path(__file__).resolve().parents[2] / "manifests" / "crd"
@@ -153,20 +152,8 @@ class LocalCluster:
             from ascendjob_controller.localcluster import kubelet
 
             self._kubelet = kubelet.SimulatedKubelet(self.url)
-            node = builtin.node_object(
-                self._kubelet.node_name, getattr(kubelet, "HOST_IP", "172.18.0.2"), now_rfc3339()
-            )
-            if self.store.get(builtin.NODES.group_resource, "", node["metadata"]["name"]) is None:
-                self.api.create(builtin.NODES, "", node)
-                self._set_node_status(node)
+            self._kubelet.register_node()
             self._kubelet.start()
-
-    def _set_node_status(self, node: dict[str, Any]) -> None:
-        """Node status is a status-subresource write, as the kubelet's heartbeat is."""
-        name = node["metadata"]["name"]
-        current = self.api.get(builtin.NODES, "", name).copy()
-        current["status"] = node["status"]
-        self.api.update(builtin.NODES, "", name, current, subresource="status")
 
     def _wake_watchers(self) -> None:
         with self.store.lock:

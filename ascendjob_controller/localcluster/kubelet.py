@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from ascendjob_controller.localcluster import builtin
 from ascendjob_controller.localcluster.timestamps import now_rfc3339
 
 log = logging.getLogger(__name__)
@@ -104,24 +105,57 @@ class _PodRun:
     start_time: str = ""
 
 
+@dataclass(frozen=True)
+class Credentials:
+    """How the kubelet proves who it is to an API server that checks (a real one does).
+
+    The local cluster needs none. A real kube-apiserver takes a client certificate signed by
+    its client CA, or a bearer token; `ca_file` verifies the server's own certificate.
+    """
+
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    token: str | None = None
+
+
 class _Http:
     """A tiny JSON-over-HTTP client, one connection per thread, reconnecting on errors."""
 
-    def __init__(self, api_url: str, timeout: float = 10.0) -> None:
+    def __init__(
+        self, api_url: str, timeout: float = 10.0, credentials: Credentials | None = None
+    ) -> None:
         parts = urlsplit(api_url)
         self.https = parts.scheme == "https"
         self.host = parts.hostname or "127.0.0.1"
         self.port = parts.port or (443 if self.https else 80)
         self.timeout = timeout
+        self.credentials = credentials or Credentials()
         self._local = threading.local()
+        self._ssl: ssl.SSLContext | None = self._ssl_context() if self.https else None
 
-    def connect(self, timeout: float | None = None) -> http.client.HTTPConnection:
-        t = self.timeout if timeout is None else timeout
-        if self.https:
+    def _ssl_context(self) -> ssl.SSLContext:
+        creds = self.credentials
+        if creds.ca_file:
+            ctx = ssl.create_default_context(cafile=creds.ca_file)
+        else:
             ctx = ssl.create_default_context()
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
-            return http.client.HTTPSConnection(self.host, self.port, timeout=t, context=ctx)
+        if creds.cert_file and creds.key_file:
+            ctx.load_cert_chain(creds.cert_file, creds.key_file)
+        return ctx
+
+    def headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json"}
+        if self.credentials.token:
+            headers["Authorization"] = f"Bearer {self.credentials.token}"
+        return headers
+
+    def connect(self, timeout: float | None = None) -> http.client.HTTPConnection:
+        t = self.timeout if timeout is None else timeout
+        if self._ssl is not None:
+            return http.client.HTTPSConnection(self.host, self.port, timeout=t, context=self._ssl)
         return http.client.HTTPConnection(self.host, self.port, timeout=t)
 
     def request(
@@ -132,7 +166,7 @@ class _Http:
             conn = self.connect()
             self._local.conn = conn
         payload = None if body is None else json.dumps(body).encode()
-        headers = {"Accept": "application/json"}
+        headers = self.headers()
         if payload is not None:
             headers["Content-Type"] = content_type
         try:
@@ -212,7 +246,7 @@ class _Watcher:
             self._conn = conn
         try:
             query = f"?watch=1&allowWatchBookmarks=true&timeoutSeconds=60&resourceVersion={rv}"
-            conn.request("GET", self.path + query, headers={"Accept": "application/json"})
+            conn.request("GET", self.path + query, headers=self.client.headers())
             resp = conn.getresponse()
             if resp.status != 200:
                 resp.read()
@@ -249,18 +283,22 @@ class SimulatedKubelet:
         node_name: str = "local-node-1",
         poll: float = 0.05,
         start_delay: float = 0.1,
+        credentials: Credentials | None = None,
+        stop_delay: float = 0.1,
     ) -> None:
         self.api_url = api_url.rstrip("/")
         self.node_name = node_name
         self.poll = poll
         self.start_delay = start_delay
-        self._http = _Http(self.api_url)
+        self.stop_delay = stop_delay
+        self._http = _Http(self.api_url, credentials=credentials)
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._pods: dict[str, dict[str, Any]] = {}  # uid -> latest pod object
         self._runs: dict[str, _PodRun] = {}  # uid -> simulation state
         self._run_counts: dict[str, int] = {}  # namespace/name -> runs started so far
         self._podgroups: dict[str, dict[str, Any]] = {}  # uid -> pending podgroup
+        self._terminating: dict[str, tuple[dict[str, Any], float]] = {}  # uid -> (pod, due)
         self._next_ip = 0
         self._wake = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -305,6 +343,25 @@ class SimulatedKubelet:
         self._threads = []
         self._http.close()
 
+    def register_node(self) -> None:
+        """Create this kubelet's Node (Ready, with Ascend capacity) as a kubelet registers.
+
+        The spec and metadata go in a create; the status through the status subresource,
+        which is the only way a real API server accepts it. An existing Node is kept and its
+        status refreshed.
+        """
+        node = builtin.node_object(self.node_name, HOST_IP, now_rfc3339())
+        status = node.pop("status")
+        code, body = self._http.request("POST", "/api/v1/nodes", node)
+        if code not in (201, 409):
+            raise RuntimeError(f"kubelet: registering node {self.node_name} got {code}: {body}")
+        path = f"/api/v1/nodes/{quote(self.node_name)}/status"
+        code, body = self._http.request(
+            "PATCH", path, {"status": status}, "application/merge-patch+json"
+        )
+        if code != 200:
+            raise RuntimeError(f"kubelet: node {self.node_name} status got {code}: {body}")
+
     def runs_started(self, namespace: str, name: str) -> int:
         """How many runs the pod namespace/name has had (for tests)."""
         with self._lock:
@@ -322,6 +379,9 @@ class SimulatedKubelet:
             for uid in list(self._pods):
                 if uid not in seen:
                     self._forget(uid)
+            for uid in list(self._terminating):
+                if uid not in seen:
+                    self._forget_terminating(uid)
         self._wake.set()
 
     def _on_pod_event(self, kind: str, pod: dict[str, Any]) -> None:
@@ -331,6 +391,7 @@ class SimulatedKubelet:
         with self._lock:
             if kind == "DELETED":
                 self._forget(uid)
+                self._forget_terminating(uid)
             else:
                 self._track(uid, pod)
         self._wake.set()
@@ -340,12 +401,16 @@ class SimulatedKubelet:
         meta = pod.get("metadata") or {}
         spec = pod.get("spec") or {}
         phase = (pod.get("status") or {}).get("phase")
-        if meta.get("deletionTimestamp"):
-            self._forget(uid)
-            return
         node = spec.get("nodeName")
         if node and node != self.node_name:
             return  # somebody else's pod
+        if meta.get("deletionTimestamp"):
+            self._forget(uid)
+            if node == self.node_name:
+                # A graceful delete: "stop" the containers, then confirm with grace 0 as a
+                # kubelet does; until then the API server keeps the object.
+                self._terminating.setdefault(uid, (pod, time.monotonic() + self.stop_delay))
+            return
         self._pods[uid] = pod
         if uid in self._runs:
             return
@@ -361,6 +426,9 @@ class SimulatedKubelet:
     def _forget(self, uid: str) -> None:
         self._pods.pop(uid, None)
         self._runs.pop(uid, None)
+
+    def _forget_terminating(self, uid: str) -> None:
+        self._terminating.pop(uid, None)
 
     def _on_podgroup_relist(self, groups: list[dict[str, Any]]) -> None:
         with self._lock:
@@ -407,6 +475,11 @@ class SimulatedKubelet:
                 if run.stage != "done" and run.due <= now and uid in self._pods
             ]
             groups = list(self._podgroups.values())
+            stopping = [(uid, pod) for uid, (pod, at) in self._terminating.items() if at <= now]
+        for uid, pod in stopping:
+            if self._stopping.is_set():
+                return
+            self._confirm_deletion(uid, pod)
         for pg in groups:
             if self._stopping.is_set():
                 return
@@ -438,6 +511,23 @@ class SimulatedKubelet:
         # Moved to Inqueue, or gone (404): either way nothing is left to do for it.
         with self._lock:
             self._podgroups.pop(meta.get("uid", ""), None)
+
+    def _confirm_deletion(self, uid: str, pod: dict[str, Any]) -> None:
+        """Finish a graceful delete: grace 0, preconditioned on the uid we stopped."""
+        body = {
+            "apiVersion": "v1",
+            "kind": "DeleteOptions",
+            "gracePeriodSeconds": 0,
+            "preconditions": {"uid": uid},
+        }
+        try:
+            code, _ = self._http.request("DELETE", self._pod_path(pod, False), body)
+        except (OSError, http.client.HTTPException) as err:
+            log.warning("kubelet: confirming deletion of %s: %s; will retry", _key(pod), err)
+            return
+        if code < 300 or code in (404, 409):  # done, gone, or a successor holds the name
+            with self._lock:
+                self._forget_terminating(uid)
 
     def _pod_path(self, pod: dict[str, Any], status: bool) -> str:
         meta = pod.get("metadata") or {}
@@ -473,10 +563,30 @@ class SimulatedKubelet:
             return False
         return True
 
+    def _bind(self, pod: dict[str, Any], run: _PodRun) -> bool:
+        """POST pods/binding, as a scheduler does: the one way both servers accept."""
+        meta = pod.get("metadata") or {}
+        body = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": meta.get("name", ""), "uid": meta.get("uid")},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": self.node_name},
+        }
+        code, _ = self._http.request("POST", self._pod_path(pod, False) + "/binding", body)
+        if code in (404, 409, 422):
+            with self._lock:
+                run.stage = "done"  # gone, replaced, or bound elsewhere: the watch tells us
+            return False
+        if code >= 300:
+            log.warning("kubelet: pod %s binding got %s; will retry", run.key, code)
+            run.due = time.monotonic() + 0.2
+            return False
+        return True
+
     def _step(self, uid: str, pod: dict[str, Any], run: _PodRun) -> None:
         if run.stage == "new":
             unbound = (pod.get("spec") or {}).get("nodeName") != self.node_name
-            if unbound and not self._patch(pod, {"spec": {"nodeName": self.node_name}}, False, run):
+            if unbound and not self._bind(pod, run):
                 return
             run.stage = "bound"
             run.due = time.monotonic() + self.start_delay
