@@ -25,6 +25,18 @@ venv: $(STAMP) ## Create .venv and install the package with its dev extras (quic
 test: venv ## Run the whole test suite (unit, integration against the local cluster, e2e with kubectl).
 	$(BIN)/pytest $(PYTEST_ARGS)
 
+.PHONY: real-cluster-bin
+real-cluster-bin: ## Build kube-apiserver, kube-controller-manager and etcd from Go modules into .cache/realcluster/bin.
+	hack/realcluster/build.sh
+
+.PHONY: test-real
+test-real: venv real-cluster-bin ## Run the integration and e2e suites against a real kube-apiserver.
+	ASCENDJOB_TEST_BACKEND=real $(BIN)/pytest tests/integration tests/e2e $(PYTEST_ARGS)
+
+.PHONY: real-cluster
+real-cluster: venv real-cluster-bin ## A real control plane + simulated kubelet in the foreground (kubectl works against it).
+	PYTHON=$(BIN)/python hack/realcluster/run --port 6443 --kubeconfig $(CURDIR)/kubeconfig.real
+
 .PHONY: lint
 lint: venv ## ruff + mypy.
 	$(BIN)/ruff check ascendjob_controller tests hack

@@ -68,6 +68,8 @@ def with_last_applied(doc: dict[str, Any]) -> dict[str, Any]:
 
 
 class LocalCluster:
+    backend = "local"
+
     def __init__(
         self,
         kubeconfig_path: Path,

@@ -241,7 +241,9 @@ class _Watcher:
     def _watch(self, rv: str) -> str:
         """Stream events until the server ends the watch; return the rv to resume from
         ("" to relist)."""
-        conn = self.client.connect(timeout=None)
+        # Read timeout: the watch's own 60 s plus a margin. The local cluster bookmarks every few
+        # seconds, kube-apiserver about once a minute, so a shorter one would cut healthy watches.
+        conn = self.client.connect(timeout=75.0)
         with self._lock:
             self._conn = conn
         try:

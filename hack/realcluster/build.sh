@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build kube-apiserver, kube-controller-manager and etcd from Go modules into
-# $OUT (default .cache/realcluster/bin). The binaries are a test dependency of
+# $ASCENDJOB_REALCLUSTER_BIN (default ~/.cache/ascendjob-controller/realcluster/bin, outside
+# the repository, so every clone on the machine, CI's included, reuses one build). The binaries are a test dependency of
 # the real-cluster lane only; the controller itself is Python.
 #
 # A build is reused while the go.mod/go.sum files it was made from are
@@ -9,8 +10,7 @@
 # after a bump only recompiles what changed.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$HERE/../.." && pwd)"
-OUT="${OUT:-$ROOT/.cache/realcluster/bin}"
+OUT="${ASCENDJOB_REALCLUSTER_BIN:-$HOME/.cache/ascendjob-controller/realcluster/bin}"
 K8S_VERSION="$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$HERE/go.mod")"
 [[ -n "$K8S_VERSION" ]] || { echo "no k8s.io/kubernetes requirement in $HERE/go.mod" >&2; exit 1; }
 

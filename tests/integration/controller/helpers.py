@@ -17,12 +17,12 @@ from ascendjob_controller import metrics
 from ascendjob_controller.kube.client import (
     ASCENDJOBS,
     EVENTS,
-    NAMESPACES,
     PODGROUPS,
     PODS,
     KubeClient,
     is_not_found,
 )
+from tests.namespaces import create_namespace
 
 WAIT = 45.0  # generous: two cores shared with other engineers
 JOB_LABEL = "training.kubeflow.org/job-name"
@@ -34,8 +34,7 @@ def make_client(cluster: Any) -> KubeClient:
 
 def fresh_namespace(client: KubeClient, prefix: str = "t") -> str:
     name = f"{prefix}-{uuid.uuid4().hex[:6]}"
-    client.create(NAMESPACES, None, {"metadata": {"name": name}})
-    return name
+    return create_namespace(client, name)
 
 
 def wait_for(fn: Callable[[], Any], what: str, timeout: float = WAIT) -> Any:

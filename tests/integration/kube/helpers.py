@@ -11,7 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ascendjob_controller import metrics
-from ascendjob_controller.kube.client import NAMESPACES, KubeClient
+from ascendjob_controller.kube.client import KubeClient
+from tests.namespaces import create_namespace
 
 
 def make_client(cluster: Any, **kw: Any) -> KubeClient:
@@ -22,8 +23,7 @@ def make_client(cluster: Any, **kw: Any) -> KubeClient:
 
 def fresh_namespace(client: KubeClient) -> str:
     name = f"t-{uuid.uuid4().hex[:8]}"
-    client.create(NAMESPACES, None, {"metadata": {"name": name}})
-    return name
+    return create_namespace(client, name)
 
 
 def configmap(name: str, **labels: str) -> dict[str, Any]:
