@@ -366,7 +366,7 @@ class RealCluster:
     # --- for tests -------------------------------------------------------------------------
     def api_client(self) -> Any:
         """An official-client ApiClient with the admin credentials."""
-        from kubernetes import client, config
+        from kubernetes import config
 
         return config.new_client_from_config(str(self.kubeconfig_path))
 
