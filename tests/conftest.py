@@ -28,6 +28,9 @@ if BACKEND not in ("local", "real"):
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     other = "real_only" if BACKEND == "local" else "local_only"
     for item in items:
+        if "localcluster" in Path(str(item.path)).parent.name:
+            # tests/*/localcluster/ test the embedded server itself, not the controller.
+            item.add_marker(pytest.mark.local_only("tests the embedded local cluster itself"))
         marker = item.get_closest_marker(other)
         if marker is not None:
             why = marker.args[0] if marker.args else "no reason given"

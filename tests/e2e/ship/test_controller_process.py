@@ -67,6 +67,7 @@ def leader_flags(lease_id: str) -> tuple[str, ...]:
     )  # fmt: skip
 
 
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_readyz_is_500_until_the_caches_sync(bare_cluster: Any, start_controller: Start) -> None:
     bare_cluster.faults.fail("list", "pods", code=500)
     try:

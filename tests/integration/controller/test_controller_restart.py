@@ -103,6 +103,7 @@ def test_deadline_and_ttl_are_kept_across_a_controller_restart(
         second.stop(10.0)
 
 
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_a_recorded_restart_is_carried_out_once_by_the_next_controller(
     bare_cluster: Any, kube: KubeClient, kubelet: Kubelet
 ) -> None:

@@ -37,6 +37,7 @@ def ns(bare_cluster: Any, kube: KubeClient, controller: AscendJobController) -> 
     bare_cluster.faults.clear()
 
 
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_failed_pod_create_is_reported_and_retried(
     bare_cluster: Any, kube: KubeClient, kubelet: Kubelet, ns: str
 ) -> None:
@@ -55,6 +56,7 @@ def test_failed_pod_create_is_reported_and_retried(
     assert sum(int(e.get("count") or 1) for e in created) == 2
 
 
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_status_conflicts_are_replanned_not_lost(
     bare_cluster: Any, kube: KubeClient, kubelet: Kubelet, ns: str
 ) -> None:
@@ -92,6 +94,7 @@ def _event_count(kube: KubeClient, ns: str, name: str, reason: str) -> int:
     )
 
 
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_a_conflicted_transition_is_announced_once(
     bare_cluster: Any, kube: KubeClient, kubelet: Kubelet, ns: str, controller: AscendJobController
 ) -> None:
@@ -123,6 +126,7 @@ def test_a_conflicted_transition_is_announced_once(
     assert sample("ascendjob_jobs_successful_total", labels) == 1
 
 
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_dropped_and_expired_watches_do_not_lose_a_job(
     bare_cluster: Any, kube: KubeClient, kubelet: Kubelet, ns: str
 ) -> None:

@@ -33,9 +33,11 @@ pytestmark = pytest.mark.integration
 
 @pytest.fixture(autouse=True)
 def _clear_faults(bare_cluster: Any) -> Any:
-    bare_cluster.faults.clear()
+    if hasattr(bare_cluster, "faults"):  # only the local cluster injects faults
+        bare_cluster.faults.clear()
     yield
-    bare_cluster.faults.clear()
+    if hasattr(bare_cluster, "faults"):  # only the local cluster injects faults
+        bare_cluster.faults.clear()
 
 
 def test_crud_and_errors(bare_cluster: Any) -> None:
@@ -98,6 +100,7 @@ def test_probe_reads_one_page_whatever_the_list_size(bare_cluster: Any) -> None:
     assert is_not_found(exc.value)
 
 
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_5xx_is_retried_with_backoff(bare_cluster: Any) -> None:
     client = make_client(bare_cluster)
     ns = fresh_namespace(client)
@@ -110,6 +113,7 @@ def test_5xx_is_retried_with_backoff(bare_cluster: Any) -> None:
     assert rest_count("500", "GET", client.host) - errors_before == 2
 
 
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_retries_are_bounded(bare_cluster: Any) -> None:
     client = make_client(bare_cluster, max_retries=2)
     ns = fresh_namespace(client)
@@ -121,6 +125,7 @@ def test_retries_are_bounded(bare_cluster: Any) -> None:
     assert bare_cluster.request_count("get", "configmaps") - before == 3
 
 
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_429_is_retried_honouring_retry_after(bare_cluster: Any) -> None:
     client = make_client(bare_cluster)
     ns = fresh_namespace(client)
@@ -132,6 +137,7 @@ def test_429_is_retried_honouring_retry_after(bare_cluster: Any) -> None:
     assert bare_cluster.request_count("create", "configmaps") - before == 2
 
 
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_errors_that_are_not_transient_are_not_retried(bare_cluster: Any) -> None:
     client = make_client(bare_cluster)
     ns = fresh_namespace(client)
@@ -143,6 +149,7 @@ def test_errors_that_are_not_transient_are_not_retried(bare_cluster: Any) -> Non
     assert bare_cluster.request_count("get", "configmaps") - before == 1
 
 
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_create_failing_with_5xx_is_read_back_not_blindly_resent(bare_cluster: Any) -> None:
     client = make_client(bare_cluster)
     ns = fresh_namespace(client)
@@ -155,6 +162,7 @@ def test_create_failing_with_5xx_is_read_back_not_blindly_resent(bare_cluster: A
     assert bare_cluster.request_count("create", "configmaps") - creates == 2
 
 
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_create_that_times_out_is_not_duplicated(bare_cluster: Any) -> None:
     """The server is slow: the client times out while the create is still in flight."""
     client = make_client(bare_cluster)
@@ -167,6 +175,7 @@ def test_create_that_times_out_is_not_duplicated(bare_cluster: Any) -> None:
     assert obj["metadata"]["uid"] == items[0]["metadata"]["uid"]
 
 
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_generate_name_create_is_never_retried(bare_cluster: Any) -> None:
     client = make_client(bare_cluster)
     ns = fresh_namespace(client)
@@ -227,6 +236,7 @@ def test_connection_refused_is_retried_then_raised() -> None:
     assert rest_count("<error>", "GET", kube.host) == 3
 
 
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_watch_streams_events_and_raises_410(bare_cluster: Any) -> None:
     client = make_client(bare_cluster)
     ns = fresh_namespace(client)

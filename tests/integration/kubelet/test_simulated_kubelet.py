@@ -226,6 +226,7 @@ def test_terminating_pods_are_left_alone(kubelet: SimulatedKubelet, core: client
     core.patch_namespaced_pod(name, "default", {"metadata": {"finalizers": None}})
 
 
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_survives_api_errors_and_dropped_watches(
     bare_cluster: Any, kubelet: SimulatedKubelet, core: client.CoreV1Api
 ) -> None:
