@@ -285,7 +285,9 @@ class ApiHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(payload)))
         self.send_header("Cache-Control", "no-cache, private")
         for key, value in (headers or {}).items():
-            self.send_header(key, value)
+            # Go writes header values as raw UTF-8 bytes; http.server encodes Latin-1 and would
+            # raise (leaving the request unanswered) on any other character. Same bytes as Go.
+            self.send_header(key, value.encode("utf-8", "replace").decode("latin-1"))
         # Headers and body in one write: fewer syscalls on the hot path.
         self._headers_buffer.append(b"\r\n")  # type: ignore[attr-defined]
         if self.command != "HEAD":

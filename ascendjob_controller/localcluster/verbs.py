@@ -22,6 +22,7 @@ from ascendjob_controller.localcluster.errors import (
     bad_request,
     conflict,
     forbidden,
+    internal,
     invalid,
     namespace_not_found,
     not_found,
@@ -129,6 +130,19 @@ def _crd_status(crd: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _json_type(value: Any) -> str:
+    """The JSON type word Go's encoding/json uses in an unmarshal error."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
 class Api:
     """The verbs over one Store and Registry."""
 
@@ -193,6 +207,9 @@ class Api:
                 )
             meta["name"] = self._generated_name(rt, meta)
         self._check_name(rt, meta["name"])
+        if meta.get("resourceVersion"):
+            # kube-apiserver's storage refuses this as an internal error, not a 4xx.
+            raise internal("resourceVersion should not be set on objects to be created")
         for key in (*_SYSTEM_META, "resourceVersion", "selfLink"):
             meta.pop(key, None)
         meta["uid"] = str(uuid.uuid4())
@@ -567,6 +584,17 @@ class Api:
                 f'{rt.kind} in version "{rt.version}" cannot be handled as a '
                 f"{rt.kind}: metadata must be an object"
             )
+        for field_name in ("labels", "annotations"):
+            value = meta.get(field_name)
+            if value is None:
+                continue
+            if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+                got = "object" if isinstance(value, dict) else _json_type(value)
+                raise bad_request(
+                    f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+                    f"json: cannot unmarshal {got} into Go struct field "
+                    f"ObjectMeta.metadata.{field_name} of type map[string]string"
+                )
         return obj
 
     def _place_namespace(self, rt: ResourceType, namespace: str, meta: dict[str, Any]) -> None:

@@ -1,0 +1,60 @@
+"""Bad input gets the answers kube-apiserver v1.37 gives, promptly, and never hangs the server."""
+
+from __future__ import annotations
+
+import http.client
+import json
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+
+def _post(cluster: Any, path: str, body: Any, query: str = "") -> tuple[int, Any, Any]:
+    conn = http.client.HTTPConnection("127.0.0.1", cluster.port, timeout=5)
+    try:
+        conn.request("POST", path + query, json.dumps(body), {"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        return resp.status, json.loads(resp.read()), resp.headers
+    finally:
+        conn.close()
+
+
+def test_create_with_a_resource_version_is_an_internal_error(bare_cluster: Any) -> None:
+    body = {"metadata": {"name": "rv", "resourceVersion": "12"}, "data": {}}
+    code, status, _ = _post(bare_cluster, "/api/v1/namespaces/default/configmaps", body)
+    assert code == 500
+    assert status["reason"] == "InternalError"
+    assert "resourceVersion should not be set on objects to be created" in status["message"]
+
+
+@pytest.mark.parametrize(
+    ("labels", "word"), [("a=b", "string"), (["a"], "array"), ({"a": 1}, "object")]
+)
+def test_labels_that_are_not_a_string_map_are_a_decode_error(
+    bare_cluster: Any, labels: Any, word: str
+) -> None:
+    body = {"metadata": {"name": "lbl", "labels": labels}, "data": {}}
+    code, status, _ = _post(bare_cluster, "/api/v1/namespaces/default/configmaps", body)
+    assert code == 400
+    assert status["reason"] == "BadRequest"
+    assert (
+        f"cannot unmarshal {word} into Go struct field ObjectMeta.metadata.labels"
+        in (status["message"])
+    )
+
+
+def test_a_non_latin1_unknown_field_is_warned_about_at_once(bare_cluster: Any) -> None:
+    """The Warning header carries the field name as UTF-8 bytes, as Go writes it."""
+    body = {
+        "apiVersion": "mindxdl.gitee.com/v1",
+        "kind": "AscendJob",
+        "metadata": {"name": "warn"},
+        "spec": {"replicaSpecs": {}, "名前": 1},
+    }
+    path = "/apis/mindxdl.gitee.com/v1/namespaces/default/ascendjobs"
+    code, obj, headers = _post(bare_cluster, path, body, "?fieldValidation=Warn")
+    assert code == 201, obj
+    warning = headers.get("Warning") or ""
+    assert "名前".encode().decode("latin-1") in warning
