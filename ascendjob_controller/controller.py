@@ -59,6 +59,8 @@ class ControllerOptions:
     namespaces: tuple[str, ...] = ()
     workers: int = 4
     gang_scheduling: bool = True
+    # How long an unmet create/delete expectation holds a job back (client-go uses 5 min).
+    expectations_ttl: float = 300.0
     plan_options: planning.PlanOptions = field(default_factory=planning.PlanOptions)
 
 
@@ -92,7 +94,7 @@ class AscendJobController:
             self.factory.informer(PODGROUPS) if self.options.gang_scheduling else None
         )
         self.queue = RateLimitingQueue(QUEUE_NAME)
-        self.expectations = Expectations()
+        self.expectations = Expectations(ttl=self.options.expectations_ttl)
         self.recorder = EventRecorder(client)
         self.reconciler = JobReconciler(
             client,

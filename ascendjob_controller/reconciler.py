@@ -194,8 +194,10 @@ class JobReconciler:
             return Result()
         bound = bind_job(log, job)
         if not self._expectations.satisfied(key):
-            bound.debug("expectations_pending")
-            return Result()
+            expires_in = self._expectations.expires_in(key)
+            bound.debug("expectations_pending", expires_in=expires_in)
+            # Nothing else may ever enqueue the job: come back when the record expires.
+            return Result(requeue_after=None if expires_in is None else expires_in + 0.01)
         if self._own_writes.stale(key, job["metadata"].get("resourceVersion")):
             bound.debug("cache_behind_own_status_write")
             return Result(requeue_after=STALE_JOB_RECHECK_SECONDS)

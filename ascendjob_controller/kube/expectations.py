@@ -79,6 +79,18 @@ class Expectations:
                 return True
             return self._clock() - record.stamp > self._ttl
 
+    def expires_in(self, job_key: str) -> float | None:
+        """Seconds until the job's pending record expires; None when nothing is pending.
+
+        The reconciler requeues the job at that moment: an expectation that is never met (a
+        watch event the informer missed) may delay a job by the ttl, but never strand it.
+        """
+        with self._lock:
+            record = self._records.get(job_key)
+            if record is None or (not record.creations and not record.deletions):
+                return None
+            return max(0.0, record.stamp + self._ttl - self._clock())
+
     def pending(self, job_key: str) -> tuple[frozenset[str], frozenset[str]]:
         """The (creations, deletions) still awaited; for logs and tests."""
         with self._lock:

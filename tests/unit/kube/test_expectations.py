@@ -157,3 +157,16 @@ def test_concurrent_reconciles_from_threads_do_not_double_create() -> None:
     cache.deliver()
     reconcile(cache, desired)
     assert sorted(cache.create_calls) == sorted(desired)
+
+
+def test_expires_in_counts_down_to_the_ttl_and_is_none_when_nothing_waits() -> None:
+    clock = FakeClock()
+    exp = Expectations(ttl=300, clock=clock)
+    assert exp.expires_in("ns/j") is None
+    exp.expect_creations("ns/j", ["ns/a"])
+    clock.now = 100.0
+    assert exp.expires_in("ns/j") == 200.0
+    clock.now = 400.0
+    assert exp.expires_in("ns/j") == 0.0
+    exp.creation_observed("ns/j", "ns/a")
+    assert exp.expires_in("ns/j") is None
