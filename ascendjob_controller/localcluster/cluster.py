@@ -194,6 +194,10 @@ class LocalCluster:
         configuration.host = self.url
         return client.ApiClient(configuration)
 
+    def credentials(self) -> None:
+        """What a client needs to authenticate: nothing (plain HTTP, no authentication)."""
+        return None
+
     def request_count(self, verb: str | None = None, resource: str | None = None) -> int:
         """Requests served so far, by verb (`list`, `create`...) and resource (`pods`)."""
         return self.state.request_count(verb, resource)

@@ -37,9 +37,9 @@ BIN_DIR = Path(
     or Path.home() / ".cache/ascendjob-controller/realcluster/bin"
 )
 SERVICE_CIDR = "10.96.0.0/16"
-CONTROLLERS = (
-    "garbagecollector,namespace,serviceaccount,serviceaccount-token,root-ca-cert-publisher"
-)
+# Not root-ca-cert-publisher: its kube-root-ca.crt ConfigMap in every namespace would stand in
+# every test that lists a namespace's ConfigMaps, and the simulated kubelet mounts nothing.
+CONTROLLERS = "garbagecollector,namespace,serviceaccount,serviceaccount-token"
 
 
 def free_port() -> int:

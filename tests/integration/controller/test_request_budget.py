@@ -53,6 +53,10 @@ def _cached_pods(ctl: AscendJobController, name: str) -> dict[str, dict[str, Any
     return {p["metadata"]["name"]: p for p in pods}
 
 
+@pytest.mark.local_only(
+    "counts from the embedded server's request log; kube-apiserver's counters also count "
+    "kube-controller-manager and the test's own requests"
+)
 def test_created_to_succeeded_request_budget_and_no_loop(
     bare_cluster: Any, kube: KubeClient, kubelet: Kubelet, ctl: AscendJobController
 ) -> None:

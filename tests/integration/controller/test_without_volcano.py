@@ -43,6 +43,7 @@ def no_volcano(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluste
     cluster.stop()
 
 
+@pytest.mark.local_only("starts a second, Volcano-less local cluster of its own")
 def test_podgroups_served_tells_the_clusters_apart(bare_cluster: Any, no_volcano: Any) -> None:
     with_volcano, without = make_client(bare_cluster), make_client(no_volcano)
     try:
@@ -53,6 +54,7 @@ def test_podgroups_served_tells_the_clusters_apart(bare_cluster: Any, no_volcano
         without.close()
 
 
+@pytest.mark.local_only("starts a second, Volcano-less local cluster of its own")
 def test_gang_off_without_volcano_runs_volcano_jobs(no_volcano: Any) -> None:
     client = make_client(no_volcano)
     gang = podgroups_served(client)

@@ -303,6 +303,7 @@ def proxy_client(proxy: BlackholeProxy) -> KubeClient:
     return KubeClient(k8s.ApiClient(cfg), qps=1000, burst=1000, backoff_base=0.01)
 
 
+@pytest.mark.local_only("its blackhole proxy speaks plain HTTP to the server; TLS is open work")
 def test_a_dead_watch_connection_recovers_within_its_read_timeout(
     bare_cluster: Any,
 ) -> None:

@@ -28,7 +28,7 @@ WAIT = 30.0  # generous: the machine is shared
 
 @pytest.fixture(scope="module")
 def kubelet(bare_cluster: Any) -> Iterator[SimulatedKubelet]:
-    k = SimulatedKubelet(bare_cluster.url)
+    k = SimulatedKubelet(bare_cluster.url, credentials=bare_cluster.credentials())
     k.start()
     yield k
     k.stop()
@@ -271,7 +271,9 @@ def test_podgroup_goes_inqueue(bare_cluster: Any, kubelet: SimulatedKubelet) -> 
 
 
 def test_stop_returns_promptly(bare_cluster: Any) -> None:
-    extra = SimulatedKubelet(bare_cluster.url, node_name="other-node")
+    extra = SimulatedKubelet(
+        bare_cluster.url, node_name="other-node", credentials=bare_cluster.credentials()
+    )
     extra.start()
     time.sleep(0.5)  # let its watches open
     started = time.monotonic()
