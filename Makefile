@@ -30,8 +30,11 @@ real-cluster-bin: ## Build kube-apiserver, kube-controller-manager and etcd from
 	hack/realcluster/build.sh
 
 .PHONY: test-real
-test-real: venv real-cluster-bin ## Run the integration and e2e suites against a real kube-apiserver.
-	ASCENDJOB_TEST_BACKEND=real $(BIN)/pytest tests/integration tests/e2e $(PYTEST_ARGS)
+# The e2e tests proven on the real lane so far; the rest of tests/e2e is still being ported.
+REAL_E2E ?= tests/e2e/controller/test_kubectl_jobs.py::test_samples_reach_succeeded_with_status_column_moving
+
+test-real: venv real-cluster-bin ## Run the integration suite and the ported e2e tests against a real kube-apiserver.
+	ASCENDJOB_TEST_BACKEND=real $(BIN)/pytest tests/integration $(REAL_E2E) $(PYTEST_ARGS)
 
 .PHONY: real-cluster
 real-cluster: venv real-cluster-bin ## A real control plane + simulated kubelet in the foreground (kubectl works against it).
