@@ -174,8 +174,11 @@ class RealCluster:
         kcm_config = self._tmp_path("kcm.kubeconfig")
         kcm_config.write_text(kubeconfig_text(self.url, pki, user="kcm"))
         self._wait_ready(deadline)
-        self._start_controller_manager(kcm_config)
+        # CRDs first: the garbage collector learns the resources it watches from discovery at
+        # start and re-reads it only every 30 s, so owner references on AscendJobs would
+        # otherwise go unenforced for the first half minute.
         self._apply_crds(deadline)
+        self._start_controller_manager(kcm_config)
         self._wait_default_service_account("default", deadline)
         if self.kubelet_enabled:
             from ascendjob_controller.localcluster import kubelet

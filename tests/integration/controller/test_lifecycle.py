@@ -195,7 +195,7 @@ def test_ttl_deletes_the_finished_job(kube: KubeClient, kubelet: Kubelet, ns: st
     wait_state(kube, ns, "ttl", "Succeeded")
     wait_for(lambda: get_job(kube, ns, "ttl") is None, "the TTL deletion of the job", 20.0)
     # Its children go with it (garbage collection through the ownerReferences).
-    wait_for(lambda: not pods_of(kube, ns, "ttl"), "the pods garbage-collected", 20.0)
+    wait_for(lambda: not pods_of(kube, ns, "ttl"), "the pods garbage-collected")
 
 
 def test_volcano_gang_waits_for_podgroup_phase(kube: KubeClient, kubelet: Kubelet, ns: str) -> None:
