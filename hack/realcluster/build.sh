@@ -19,6 +19,11 @@ stamp() {
 }
 
 want="$(stamp)"
+# One build at a time per output directory: a second `make` (another test run, a helper)
+# waits for the first and then finds the binaries up to date.
+mkdir -p "$OUT"
+exec 9>"$OUT/.build.lock"
+flock 9
 if [[ -f "$OUT/.stamp" && "$(cat "$OUT/.stamp")" == "$want" \
       && -x "$OUT/kube-apiserver" && -x "$OUT/kube-controller-manager" && -x "$OUT/etcd" ]]; then
   echo "real-cluster binaries are up to date in $OUT"
@@ -26,7 +31,6 @@ if [[ -f "$OUT/.stamp" && "$(cat "$OUT/.stamp")" == "$want" \
 fi
 
 command -v go >/dev/null || { echo "go is not on PATH: the real-cluster lane needs Go 1.26" >&2; exit 1; }
-mkdir -p "$OUT"
 rm -f "$OUT/.stamp"
 
 # Stamp the version as Kubernetes' own hack/lib/version.sh does, so /version
