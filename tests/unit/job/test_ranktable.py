@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from ascendjob_controller.job.desired import desired_pod
@@ -831,5 +831,6 @@ def test_garbage_annotations_never_raise(data: st.DataObject, version: str, how:
     else:
         target["metadata"]["annotations"]["hccl/rankIndex"] = garbage
     table = rank_table(body, pods)
+    event(f"{version} {how} {table['status']}")
     assert table["status"] in ("initializing", "completed")
     assert json.loads(dumps(table)) == table
