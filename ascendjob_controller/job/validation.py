@@ -154,6 +154,12 @@ def _check_replica(rtype: str, is_leader: bool, spec: Any) -> list[Problem]:
                 f"{rtype}: template.metadata labels and annotations must map strings to strings",
             )
         )
+    # Read for the HostNetwork variable, and a pod with a non-boolean one is never created.
+    host_network = dig(template, "spec", "hostNetwork")
+    if host_network is not None and not isinstance(host_network, bool):
+        problems.append(
+            Problem(INVALID_REPLICA_SPEC, f"{rtype}: template.spec.hostNetwork must be a boolean")
+        )
     containers = dig(template, "spec", "containers")
     if not isinstance(containers, list) or not containers:
         problems.append(Problem(INVALID_REPLICA_SPEC, f"{rtype}: the template has no containers"))

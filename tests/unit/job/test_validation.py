@@ -177,3 +177,39 @@ def test_malformed_template_and_run_policy_are_rejected(body: dict[str, Any], re
 )
 def test_well_formed_optional_fields_stay_valid(body: dict[str, Any]) -> None:
     assert v.validate(body) == []
+
+
+def _host_network(value: Any) -> dict[str, Any]:
+    spec = replica()
+    spec["template"]["spec"]["hostNetwork"] = value
+    return job("pytorch", {"Master": spec})
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (True, []),
+        (False, []),
+        ("true", [v.INVALID_REPLICA_SPEC]),
+        (1, [v.INVALID_REPLICA_SPEC]),
+        ([], [v.INVALID_REPLICA_SPEC]),
+    ],
+)
+def test_host_network_must_be_a_boolean(value: Any, expected: list[str]) -> None:
+    """It feeds the HostNetwork variable, and the API server rejects any other type."""
+    assert reasons(_host_network(value)) == expected
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [
+        {"fault-retry-times": "abc"},
+        {"fault-retry-times": "-1"},
+        {"pod-rescheduling": "maybe"},
+    ],
+)
+def test_mindcluster_labels_never_invalidate_a_job(labels: dict[str, str]) -> None:
+    body = job("pytorch")
+    body["metadata"]["labels"].update(labels)
+    body["metadata"]["annotations"] = {"recover-strategy": "nonsense,,", "sp-block": "x"}
+    assert reasons(body) == []
