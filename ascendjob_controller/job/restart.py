@@ -2,7 +2,8 @@
 
 One counting rule for every policy: a restart is each in-place container restart kubelet
 performs, plus each pod the controller recreates. `backoffLimit: N` allows N restarts; the
-failure that would need restart N+1 fails the job with BackoffLimitExceeded.
+failure that would need restart N+1 fails the job with BackoffLimitExceeded. The limit is
+`runPolicy.backoffLimit`, else MindCluster's job label `fault-retry-times` (`backoff_limit`).
 
 The count must survive pod re-creation and controller restarts while `plan` stays a pure
 function of (job, pods), so the bookkeeping lives in the job's status (the `RestartLedger`):
@@ -24,9 +25,12 @@ from typing import Any
 from ascendjob_controller.job.types import (
     ALWAYS,
     EXIT_CODE,
+    LABEL_FAULT_RETRY_TIMES,
+    LABEL_REPLICA_TYPE,
     NEVER,
     ON_FAILURE,
     TRAINING_CONTAINER,
+    JobView,
     as_dict,
     as_int,
     as_list,
@@ -37,6 +41,10 @@ from ascendjob_controller.job.types import (
 STATUS_TOTAL = "restartCount"
 STATUS_CONTAINER_COUNTS = "countedContainerRestarts"
 STATUS_RECREATED = "recreatedPods"
+_INT32_MAX = 2**31 - 1
+#: The reasons of the events MindCluster's operator emits when it retries an ExitCode pod.
+MINDCLUSTER_EXITED = "ExitedWithCode"
+MINDCLUSTER_RESTARTING = "jobRestarting"
 
 
 class FailureAction(Enum):
@@ -108,6 +116,45 @@ def _count(value: Any) -> int:
 def backoff_exceeded(limit: int | None, restarts: int) -> bool:
     """N allowed restarts: exceeded at restart N+1. None means unlimited."""
     return limit is not None and restarts > limit
+
+
+def backoff_limit(job: dict[str, Any]) -> int | None:
+    """`runPolicy.backoffLimit`, else the job label `fault-retry-times`, else None (unlimited).
+
+    MindCluster reads the label when the field is unset, and jobs written for it set only the
+    label. A label value that is not a whole number in 0..2^31-1 (the field's int32 range) is
+    ignored, not an error: a label is free text, and a job must not fail, or the controller
+    raise, over it. An invalid field is left to validation, which fails the job.
+    """
+    declared = dig(job, "spec", "runPolicy", "backoffLimit")
+    if declared is not None:
+        return as_int(declared)
+    raw = dig(job, "metadata", "labels", LABEL_FAULT_RETRY_TIMES)
+    if not isinstance(raw, str) or not raw.isascii() or not raw.isdigit():
+        return None
+    value = int(raw)
+    return value if value <= _INT32_MAX else None
+
+
+def mindcluster_restart_events(view: JobView, pod: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(type, reason, message) of the events MindCluster emits when it recreates `pod`.
+
+    We emit these beside our own (which say more, and under our CamelCase reason) so that
+    alerts and scripts written against MindCluster's events keep matching: a Normal
+    `ExitedWithCode` "Pod: <ns>.<pod> exited with code <n>" (only when the container has an
+    exit code, as there), and a Warning `jobRestarting` "Job <job> is restarting because
+    <Type> replica(s) failed.".
+    """
+    events: list[tuple[str, str, str]] = []
+    code = exit_code(pod)
+    name = f"{dig(pod, 'metadata', 'namespace')}.{dig(pod, 'metadata', 'name')}"
+    if code is not None:
+        events.append(("Normal", MINDCLUSTER_EXITED, f"Pod: {name} exited with code {code}"))
+    label = dig(pod, "metadata", "labels", LABEL_REPLICA_TYPE)
+    rtype = next((s.rtype for s in view.replicas if s.rtype.lower() == label), str(label))
+    message = f"Job {view.name} is restarting because {rtype} replica(s) failed."
+    events.append(("Warning", MINDCLUSTER_RESTARTING, message))
+    return events
 
 
 @dataclass(frozen=True)

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import pytest
 
+from typing import Any
+
 from ascendjob_controller.job.restart import (
     FailureAction,
     RestartLedger,
     backoff_exceeded,
+    backoff_limit,
     container_restarts,
     exit_code,
+    mindcluster_restart_events,
     on_pod_failure,
 )
+from ascendjob_controller.job.types import parse_job
 
-from .factories import set_phase, with_restarts
+from .factories import job, set_phase, with_restarts
 
 R, F = FailureAction.RECREATE, FailureAction.FAIL_JOB
 CODES = [0, 1, 127, 128, 137, 143, None]
@@ -137,3 +142,85 @@ def test_odd_container_statuses_read_as_none(statuses: object) -> None:
     pod = {"metadata": {"uid": "u"}, "status": {"phase": "Failed", "containerStatuses": statuses}}
     assert exit_code(pod) is None
     assert container_restarts(pod) == 0
+
+
+# --- the backoff limit: runPolicy.backoffLimit, else MindCluster's fault-retry-times label ------
+@pytest.mark.parametrize(
+    ("run_policy", "label", "limit"),
+    [
+        (None, None, None),
+        ({"backoffLimit": 3}, None, 3),
+        ({"backoffLimit": 0}, "5", 0),  # the field wins over the label
+        ({"backoffLimit": 3}, "abc", 3),
+        ({}, "5", 5),
+        ({"cleanPodPolicy": "All"}, "0", 0),
+        (None, "5", 5),
+        (None, "007", 7),
+        (None, "2147483647", 2147483647),
+        # Not a whole number in the int32 range: ignored, the limit stays unset (unlimited).
+        (None, "2147483648", None),
+        (None, "-1", None),
+        (None, "+3", None),
+        (None, "3.0", None),
+        (None, "", None),
+        (None, "abc", None),
+        (None, "\u0663", None),  # ARABIC-INDIC DIGIT THREE: isdigit(), but not a number here
+        (None, 5, None),  # a non-string label (only a hand-made object has one)
+    ],
+)
+def test_backoff_limit(run_policy: dict[str, Any] | None, label: Any, limit: int | None) -> None:
+    body = job("pytorch", run_policy=run_policy)
+    if label is not None:
+        body["metadata"]["labels"]["fault-retry-times"] = label
+    assert backoff_limit(body) == limit
+
+
+def test_backoff_limit_of_odd_shapes() -> None:
+    """Whatever the job looks like, the answer is a number or None, never an exception."""
+    assert backoff_limit({}) is None
+    assert backoff_limit({"metadata": {"labels": "x"}, "spec": {"runPolicy": "x"}}) is None
+    assert backoff_limit({"spec": {"runPolicy": {"backoffLimit": "3"}}}) is None  # validation's
+
+
+# --- MindCluster's events for a retried pod ------------------------------------------------------
+def _failed_worker(code: int | None) -> dict[str, Any]:
+    body = {
+        "metadata": {
+            "name": "job1-worker-1",
+            "namespace": "ns1",
+            "uid": "u1",
+            "labels": {"training.kubeflow.org/replica-type": "worker"},
+        }
+    }
+    return set_phase(body, "Failed", code)
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        (
+            137,
+            [
+                ("Normal", "ExitedWithCode", "Pod: ns1.job1-worker-1 exited with code 137"),
+                (
+                    "Warning",
+                    "jobRestarting",
+                    "Job job1 is restarting because Worker replica(s) failed.",
+                ),
+            ],
+        ),
+        (
+            None,  # evicted: no exit code, so no ExitedWithCode (MindCluster has none to print)
+            [
+                (
+                    "Warning",
+                    "jobRestarting",
+                    "Job job1 is restarting because Worker replica(s) failed.",
+                )
+            ],
+        ),
+    ],
+)
+def test_mindcluster_restart_events(code: int | None, expected: list[tuple[str, str, str]]) -> None:
+    view = parse_job(job("pytorch", workers=2))
+    assert mindcluster_restart_events(view, _failed_worker(code)) == expected
