@@ -41,6 +41,21 @@ ANNOTATION_PODGROUP = "scheduling.k8s.io/group-name"
 ANNOTATION_TASK_SPEC = "volcano.sh/task-spec"
 VOLCANO = "volcano"
 DEFAULT_OPERATOR_NAME = "ascendjob-controller"
+#: `kubectl apply`'s copy of the whole object: not carried over to the PodGroup.
+ANNOTATION_LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+# --- MindCluster's job metadata (ascend-parity.md sections 2 and 3) ----------------------------
+#: Job annotation: comma list of process-level recovery strategies.
+ANNOTATION_RECOVER_STRATEGY = "recover-strategy"
+#: Job annotation: chips per logical super-pod (HCCL_LOGIC_SUPERPOD_ID).
+ANNOTATION_SP_BLOCK = "sp-block"
+#: Job label: "on" asks MindSpore for pod rescheduling (RSC:1).
+LABEL_POD_RESCHEDULING = "pod-rescheduling"
+#: Job label: the backoff limit when runPolicy.backoffLimit is unset.
+LABEL_FAULT_RETRY_TIMES = "fault-retry-times"
+#: PodGroup label, "on" when the job has a recover-strategy annotation.
+LABEL_PROCESS_RECOVER = "process-recover-enable"
+SWITCH_ON = "on"
 
 # --- frameworks and replica types ------------------------------------------------------------
 PYTORCH = "pytorch"
@@ -70,6 +85,10 @@ PORT_NAME = "ascendjob-port"
 DEFAULT_PORT = 2222
 NPU_RESOURCE = "huawei.com/Ascend910"
 NPU_RESOURCE_PREFIX = "huawei.com/"
+#: Whole-device NPU resources; any other `huawei.com/*` name is a virtual one (vNPU slices).
+PHYSICAL_NPU_RESOURCES = frozenset(
+    {"huawei.com/npu", "huawei.com/Ascend310", "huawei.com/Ascend310P", "huawei.com/Ascend910"}
+)
 #: NPUs one pod may request. No Ascend node has more than 16; the bound only keeps the
 #: LOCAL_RANK list ("0,1,...,n-1") of a mistyped request from exhausting memory.
 MAX_NPUS = 1024
@@ -90,6 +109,8 @@ REASON_VALID_FAILED = "JobValidFailed"
 REASON_BACKOFF = "BackoffLimitExceeded"
 REASON_DEADLINE = "DeadlineExceeded"
 REASON_PODGROUP_PENDING = "PodGroupPending"
+#: MindCluster's Created reason for a PodGroup Volcano has not looked at yet (phase "").
+REASON_PODGROUP_NOT_INITIALIZED = "PodGroupNotInitialized"
 
 
 # --- small helpers for raw JSON ------------------------------------------------------------------
