@@ -14,11 +14,20 @@ import copy
 from decimal import Decimal
 from typing import Any
 
-from ascendjob_controller.job.env import job_env, leader_port, merge_env, rank_of
+from ascendjob_controller.job.env import (
+    job_annotations,
+    job_env,
+    job_labels,
+    leader_port,
+    merge_env,
+    rank_of,
+)
 from ascendjob_controller.job.quantity import add_requests, format_quantity
 from ascendjob_controller.job.types import (
+    ANNOTATION_LAST_APPLIED,
     ANNOTATION_PODGROUP,
     ANNOTATION_RANK_INDEX,
+    ANNOTATION_RECOVER_STRATEGY,
     ANNOTATION_TASK_SPEC,
     API_VERSION,
     DEFAULT_OPERATOR_NAME,
@@ -30,6 +39,7 @@ from ascendjob_controller.job.types import (
     LABEL_JOB_NAME,
     LABEL_JOB_ROLE,
     LABEL_OPERATOR_NAME,
+    LABEL_PROCESS_RECOVER,
     LABEL_REPLICA_INDEX,
     LABEL_REPLICA_TYPE,
     NEVER,
@@ -39,6 +49,7 @@ from ascendjob_controller.job.types import (
     SHORT_JOB_NAME,
     SHORT_REPLICA_INDEX,
     SHORT_REPLICA_TYPE,
+    SWITCH_ON,
     TRAINING_CONTAINER,
     VOLCANO,
     JobView,
@@ -231,16 +242,38 @@ def desired_service(
     }
 
 
+def podgroup_metadata(view: JobView, operator_name: str) -> dict[str, dict[str, str]]:
+    """The PodGroup's labels and annotations: the job's own, as MindCluster copies them.
+
+    Ours win over the job's on a clash. `process-recover-enable=on` tells Volcano and
+    ClusterD that the job asked for process-level recovery (any `recover-strategy`). kubectl's
+    last-applied copy of the job is left out: on the PodGroup it would only mislead
+    `kubectl apply` and double the object's size.
+    """
+    labels = dict(job_labels(view))
+    labels.update({LABEL_JOB_NAME: view.name, LABEL_OPERATOR_NAME: operator_name})
+    annotations = {k: v for k, v in job_annotations(view).items() if k != ANNOTATION_LAST_APPLIED}
+    if ANNOTATION_RECOVER_STRATEGY in annotations:
+        labels[LABEL_PROCESS_RECOVER] = SWITCH_ON
+    out = {"labels": labels}
+    if annotations:
+        out["annotations"] = annotations
+    return out
+
+
 def desired_podgroup(view: JobView, operator_name: str = DEFAULT_OPERATOR_NAME) -> dict[str, Any]:
     """The Volcano PodGroup; minMember is schedulingPolicy.minAvailable, else every replica.
 
     minResources is schedulingPolicy.minResources when given; otherwise the requests of the
     first minMember pods (leader first), so that Volcano does not admit a gang it cannot fit.
+    minTaskMember is every replica of each type, as MindCluster sets it; Volcano skips that
+    per-task check when minMember is smaller than its sum, so minAvailable keeps its meaning.
     """
     policy = view.scheduling_policy
     min_available = as_int(policy.get("minAvailable"))
     spec: dict[str, Any] = {
-        "minMember": view.total_replicas if min_available is None else min_available
+        "minMember": view.total_replicas if min_available is None else min_available,
+        "minTaskMember": {s.rtype.lower(): s.replicas for s in view.replicas},
     }
     if policy.get("queue"):
         spec["queue"] = policy["queue"]
@@ -258,7 +291,7 @@ def desired_podgroup(view: JobView, operator_name: str = DEFAULT_OPERATOR_NAME) 
         "metadata": {
             "name": podgroup_name(view),
             "namespace": view.namespace,
-            "labels": {LABEL_JOB_NAME: view.name, LABEL_OPERATOR_NAME: operator_name},
+            **podgroup_metadata(view, operator_name),
             "ownerReferences": [owner_reference(view)],
         },
         "spec": spec,

@@ -7,6 +7,7 @@ import copy
 import pytest
 
 from ascendjob_controller.job import desired as d
+from ascendjob_controller.job.env import parse_job_with_meta
 from ascendjob_controller.job.types import parse_job
 
 from .factories import UID, container, job, replica, sample_job
@@ -153,6 +154,7 @@ def test_podgroup() -> None:
     assert pg["metadata"]["ownerReferences"][0]["controller"] is True
     assert pg["spec"] == {
         "minMember": 4,
+        "minTaskMember": {"master": 1, "worker": 3},
         "queue": "q1",
         "priorityClassName": "high",
         "minResources": {"cpu": "4"},
@@ -160,6 +162,7 @@ def test_podgroup() -> None:
     sample = d.desired_podgroup(parse_job(sample_job()))
     assert sample["spec"] == {
         "minMember": 2,
+        "minTaskMember": {"master": 1, "worker": 1},
         "queue": "default",
         "minResources": {"huawei.com/Ascend910": "4"},
     }
@@ -175,6 +178,7 @@ def test_podgroup_min_resources_cover_first_min_member_pods() -> None:
     pg = d.desired_podgroup(parse_job(body))
     assert pg["spec"] == {
         "minMember": 3,
+        "minTaskMember": {"master": 1, "worker": 4},
         "minResources": {
             "cpu": "0.5",
             "huawei.com/Ascend910": "18",
@@ -192,3 +196,85 @@ def test_template_labels_and_annotations_kept() -> None:
     pod = d.desired_pod(view, "Master", 0, "ip", gang=False)
     assert pod["metadata"]["labels"]["app"] == "x"
     assert pod["metadata"]["annotations"] == {"a": "b", "hccl/rankIndex": "0"}
+
+
+def test_podgroup_min_task_member_per_type() -> None:
+    body = job("mindspore", {"Worker": replica(5)}, scheduler="volcano")
+    assert d.desired_podgroup(parse_job(body))["spec"]["minTaskMember"] == {"worker": 5}
+    body = job("pytorch", {"Master": replica(1), "Worker": replica(0)}, scheduler="volcano")
+    spec = d.desired_podgroup(parse_job(body))["spec"]
+    assert (spec["minMember"], spec["minTaskMember"]) == (1, {"master": 1, "worker": 0})
+
+
+OURS = {
+    "training.kubeflow.org/job-name": "job1",
+    "training.kubeflow.org/operator-name": "ascendjob-controller",
+}
+
+
+@pytest.mark.parametrize(
+    ("labels", "annotations", "pg_labels", "pg_annotations"),
+    [
+        ({}, None, {"framework": "pytorch", **OURS}, None),
+        (
+            {"tor-affinity": "null", "training.kubeflow.org/job-name": "spoof"},
+            {"sp-block": "16"},
+            {"framework": "pytorch", "tor-affinity": "null", **OURS},
+            {"sp-block": "16"},
+        ),
+        (
+            {},
+            {"recover-strategy": "recover,dump"},
+            {"framework": "pytorch", **OURS, "process-recover-enable": "on"},
+            {"recover-strategy": "recover,dump"},
+        ),
+        # Any recover-strategy annotation, even one we cannot read, as in MindCluster.
+        (
+            {},
+            {"recover-strategy": ""},
+            {"framework": "pytorch", **OURS, "process-recover-enable": "on"},
+            {"recover-strategy": ""},
+        ),
+        (
+            {},
+            {"kubectl.kubernetes.io/last-applied-configuration": "{...}", "a": "b"},
+            {"framework": "pytorch", **OURS},
+            {"a": "b"},
+        ),
+        ({}, {"kubectl.kubernetes.io/last-applied-configuration": "{...}"}, None, None),
+    ],
+)
+def test_podgroup_copies_job_metadata(
+    labels: dict[str, str],
+    annotations: dict[str, str] | None,
+    pg_labels: dict[str, str] | None,
+    pg_annotations: dict[str, str] | None,
+) -> None:
+    body = job("pytorch", scheduler="volcano")
+    body["metadata"]["labels"].update(labels)
+    if annotations is not None:
+        body["metadata"]["annotations"] = annotations
+    meta = d.desired_podgroup(parse_job_with_meta(body))["metadata"]
+    assert meta["labels"] == (pg_labels or {"framework": "pytorch", **OURS})
+    assert meta.get("annotations") == pg_annotations
+    assert meta["name"] == f"job1-{UID}" and meta["namespace"] == "ns1"
+
+
+def test_podgroup_of_a_plain_view_has_only_our_labels() -> None:
+    body = job("pytorch", scheduler="volcano")
+    body["metadata"]["annotations"] = {"recover-strategy": "recover"}
+    meta = d.desired_podgroup(parse_job(body))["metadata"]
+    assert meta["labels"] == OURS and "annotations" not in meta
+
+
+def test_pod_metadata_does_not_take_the_job_metadata() -> None:
+    """MindCluster copies the job's labels and annotations to the PodGroup only."""
+    body = job("pytorch", scheduler="volcano")
+    body["metadata"]["annotations"] = {"recover-strategy": "recover", "sp-block": "16"}
+    pod = d.desired_pod(parse_job_with_meta(body), "Worker", 0, "ip", gang=True)
+    assert "framework" not in pod["metadata"]["labels"]
+    assert set(pod["metadata"]["annotations"]) == {
+        "hccl/rankIndex",
+        "scheduling.k8s.io/group-name",
+        "volcano.sh/task-spec",
+    }
