@@ -21,6 +21,7 @@ import yaml
 from ascendjob_controller.controller import AscendJobController, ControllerOptions
 from ascendjob_controller.kube.client import KubeClient
 from ascendjob_controller.localcluster.cluster import LocalCluster
+from tests import identity
 
 pytestmark = pytest.mark.e2e
 
@@ -36,12 +37,22 @@ Kubectl = Callable[..., subprocess.CompletedProcess[str]]
 
 
 @pytest.fixture(scope="module")
-def controller(local_cluster: LocalCluster) -> Iterator[AscendJobController]:
-    client = KubeClient.from_kubeconfig(str(local_cluster.kubeconfig_path))
+def controller(
+    local_cluster: LocalCluster, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[AscendJobController]:
+    """The controller, as the ServiceAccount of manifests/ on a real cluster.
+
+    Every test of the module must get by with the RBAC we ship: a single 403 fails it.
+    """
+    kubeconfig = identity.controller_kubeconfig(local_cluster, tmp_path_factory.mktemp("id"))
+    forbidden_before = identity.forbidden_responses()
+    client = KubeClient.from_kubeconfig(str(kubeconfig))
     ctl = AscendJobController(client, ControllerOptions(workers=4))
     ctl.start()
     yield ctl
     ctl.stop(10.0)
+    forbidden = identity.forbidden_responses() - forbidden_before
+    assert forbidden == 0, f"the controller got {forbidden:.0f} 403 responses"
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +161,7 @@ def _scripted_job(name: str, policy: str, codes: str) -> dict[str, Any]:
                         {
                             "name": "ascend",
                             "image": "train:latest",
-                            "resources": {"requests": {"huawei.com/Ascend910": 1}},
+                            "resources": {"limits": {"huawei.com/Ascend910": 1}},
                         }
                     ]
                 },
