@@ -78,9 +78,11 @@ class LocalCluster:
         watch_window: int = 10_000,
         bookmark_interval: float = 5.0,
         crd_dir: Path | None = CRD_DIR,
+        nodes: int = 1,
     ) -> None:
         self.kubeconfig_path = Path(kubeconfig_path)
         self.kubelet_enabled = kubelet
+        self.nodes = nodes  # simulated nodes of the kubelet, 8 NPUs each
         self._requested_port = port
         self.store = Store(window=watch_window)
         self.registry = Registry()
@@ -153,7 +155,7 @@ class LocalCluster:
         if self.kubelet_enabled:
             from ascendjob_controller.localcluster import kubelet
 
-            self._kubelet = kubelet.SimulatedKubelet(self.url)
+            self._kubelet = kubelet.SimulatedKubelet(self.url, nodes=self.nodes)
             self._kubelet.register_node()
             self._kubelet.start()
 

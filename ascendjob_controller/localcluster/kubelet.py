@@ -13,6 +13,10 @@ restart for OnFailure/Always. Each pod's script comes from its annotations:
 
 Any scheduling.volcano.sh PodGroup with no phase (or Pending) is moved to Inqueue.
 
+It runs `nodes` simulated nodes (one by default), each with 8 NPUs. A pod requesting
+`huawei.com/Ascend910` (or `huawei.com/npu`) gets devices of its node and the annotations the
+Ascend device plugin writes, before it turns Running (see `devices.py`).
+
 Threads: one watcher per resource keeps a cache current (LIST then WATCH, resuming from the
 last resourceVersion, relisting on 410); one driver applies due transitions every `poll`
 seconds. Errors are logged and retried; nothing kills the threads. stop() closes the watch
@@ -34,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from ascendjob_controller.localcluster import builtin
+from ascendjob_controller.localcluster import builtin, devices
 from ascendjob_controller.localcluster.timestamps import now_rfc3339
 
 log = logging.getLogger(__name__)
@@ -74,6 +78,15 @@ def exit_code_for_run(codes: list[int], run_index: int) -> int:
     return codes[min(run_index, len(codes) - 1)]
 
 
+def _sim_nodes(first: str, count: int) -> list[devices.SimNode]:
+    """`first` (at HOST_IP), then `<first without its number>2`, ... at the next addresses."""
+    prefix = first.rstrip("0123456789")
+    names = [first] + [f"{prefix}{i}" for i in range(2, count + 1)]
+    base = HOST_IP.rsplit(".", 1)
+    start = int(base[1])
+    return [devices.SimNode(name, f"{base[0]}.{start + i}", i + 1) for i, name in enumerate(names)]
+
+
 def _key(pod: dict[str, Any]) -> str:
     meta = pod.get("metadata") or {}
     return f"{meta.get('namespace', '')}/{meta.get('name', '')}"
@@ -103,6 +116,7 @@ class _PodRun:
     transitions: dict[str, tuple[str, str]] = field(default_factory=dict)
     pod_ip: str = ""
     start_time: str = ""
+    host_ip: str = HOST_IP
 
 
 @dataclass(frozen=True)
@@ -287,9 +301,12 @@ class SimulatedKubelet:
         start_delay: float = 0.1,
         credentials: Credentials | None = None,
         stop_delay: float = 0.1,
+        nodes: int = 1,
     ) -> None:
         self.api_url = api_url.rstrip("/")
         self.node_name = node_name
+        self.devices = devices.DevicePool(_sim_nodes(node_name, max(1, nodes)))
+        self._node_names = frozenset(n.name for n in self.devices.nodes)
         self.poll = poll
         self.start_delay = start_delay
         self.stop_delay = stop_delay
@@ -352,17 +369,18 @@ class SimulatedKubelet:
         which is the only way a real API server accepts it. An existing Node is kept and its
         status refreshed.
         """
-        node = builtin.node_object(self.node_name, HOST_IP, now_rfc3339())
-        status = node.pop("status")
-        code, body = self._http.request("POST", "/api/v1/nodes", node)
-        if code not in (201, 409):
-            raise RuntimeError(f"kubelet: registering node {self.node_name} got {code}: {body}")
-        path = f"/api/v1/nodes/{quote(self.node_name)}/status"
-        code, body = self._http.request(
-            "PATCH", path, {"status": status}, "application/merge-patch+json"
-        )
-        if code != 200:
-            raise RuntimeError(f"kubelet: node {self.node_name} status got {code}: {body}")
+        for sim in self.devices.nodes:
+            node = builtin.node_object(sim.name, sim.ip, now_rfc3339())
+            status = node.pop("status")
+            code, body = self._http.request("POST", "/api/v1/nodes", node)
+            if code not in (201, 409):
+                raise RuntimeError(f"kubelet: registering node {sim.name} got {code}: {body}")
+            path = f"/api/v1/nodes/{quote(sim.name)}/status"
+            code, body = self._http.request(
+                "PATCH", path, {"status": status}, "application/merge-patch+json"
+            )
+            if code != 200:
+                raise RuntimeError(f"kubelet: node {sim.name} status got {code}: {body}")
 
     def runs_started(self, namespace: str, name: str) -> int:
         """How many runs the pod namespace/name has had (for tests)."""
@@ -404,11 +422,11 @@ class SimulatedKubelet:
         spec = pod.get("spec") or {}
         phase = (pod.get("status") or {}).get("phase")
         node = spec.get("nodeName")
-        if node and node != self.node_name:
+        if node and node not in self._node_names:
             return  # somebody else's pod
         if meta.get("deletionTimestamp"):
             self._forget(uid)
-            if node == self.node_name:
+            if node:
                 # A graceful delete: "stop" the containers, then confirm with grace 0 as a
                 # kubelet does; until then the API server keeps the object.
                 self._terminating.setdefault(uid, (pod, time.monotonic() + self.stop_delay))
@@ -420,7 +438,7 @@ class SimulatedKubelet:
             self._runs[uid] = _PodRun(key=_key(pod), stage="done")
             return
         run = _PodRun(key=_key(pod), due=time.monotonic())
-        if node == self.node_name and phase == "Running":
+        if node and phase == "Running":
             # We restarted while the pod ran: give it a fresh run from now.
             run.stage = "bound"
         self._runs[uid] = run
@@ -428,6 +446,7 @@ class SimulatedKubelet:
     def _forget(self, uid: str) -> None:
         self._pods.pop(uid, None)
         self._runs.pop(uid, None)
+        self.devices.release(uid)
 
     def _forget_terminating(self, uid: str) -> None:
         self._terminating.pop(uid, None)
@@ -565,14 +584,38 @@ class SimulatedKubelet:
             return False
         return True
 
-    def _bind(self, pod: dict[str, Any], run: _PodRun) -> bool:
+    def _annotate(self, pod: dict[str, Any], annotations: dict[str, str], run: _PodRun) -> bool:
+        """Add annotations (a JSON patch guarded by the uid, keeping the others)."""
+        meta = pod.get("metadata") or {}
+        ops: list[dict[str, Any]] = [
+            {"op": "test", "path": "/metadata/uid", "value": meta.get("uid")}
+        ]
+        if not isinstance(meta.get("annotations"), dict):
+            ops.append({"op": "add", "path": "/metadata/annotations", "value": {}})
+        for key, value in annotations.items():
+            pointer = key.replace("~", "~0").replace("/", "~1")
+            ops.append({"op": "add", "path": f"/metadata/annotations/{pointer}", "value": value})
+        code, _ = self._http.request(
+            "PATCH", self._pod_path(pod, False), ops, "application/json-patch+json"
+        )
+        if code in (404, 422):
+            with self._lock:
+                run.stage = "done"
+            return False
+        if code >= 300:
+            log.warning("kubelet: pod %s annotations got %s; will retry", run.key, code)
+            run.due = time.monotonic() + 0.2
+            return False
+        return True
+
+    def _bind(self, pod: dict[str, Any], run: _PodRun, node: str) -> bool:
         """POST pods/binding, as a scheduler does: the one way both servers accept."""
         meta = pod.get("metadata") or {}
         body = {
             "apiVersion": "v1",
             "kind": "Binding",
             "metadata": {"name": meta.get("name", ""), "uid": meta.get("uid")},
-            "target": {"apiVersion": "v1", "kind": "Node", "name": self.node_name},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         }
         code, _ = self._http.request("POST", self._pod_path(pod, False) + "/binding", body)
         if code in (404, 409, 422):
@@ -587,9 +630,14 @@ class SimulatedKubelet:
 
     def _step(self, uid: str, pod: dict[str, Any], run: _PodRun) -> None:
         if run.stage == "new":
-            unbound = (pod.get("spec") or {}).get("nodeName") != self.node_name
-            if unbound and not self._bind(pod, run):
+            bound_to = (pod.get("spec") or {}).get("nodeName")
+            placement = self.devices.place(uid, pod, on=bound_to)
+            if not bound_to and not self._bind(pod, run, placement.node.name):
                 return
+            extra = devices.annotations_for(run.key.partition("/")[2], placement)
+            if extra and not self._annotate(pod, extra, run):
+                return
+            run.host_ip = placement.node.ip
             run.stage = "bound"
             run.due = time.monotonic() + self.start_delay
             with self._lock:
@@ -610,8 +658,8 @@ class SimulatedKubelet:
 
     def _base_status(self, run: _PodRun) -> dict[str, Any]:
         return {
-            "hostIP": HOST_IP,
-            "hostIPs": [{"ip": HOST_IP}],
+            "hostIP": run.host_ip,
+            "hostIPs": [{"ip": run.host_ip}],
             "podIP": run.pod_ip,
             "podIPs": [{"ip": run.pod_ip}],
             "startTime": run.start_time or now_rfc3339(),
@@ -758,3 +806,4 @@ class SimulatedKubelet:
             status["initContainerStatuses"] = self._init_statuses(pod, run)
         if self._patch(pod, {"status": status}, True, run):
             run.stage = "done"
+            self.devices.release((pod.get("metadata") or {}).get("uid", ""))

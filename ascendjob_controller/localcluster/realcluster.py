@@ -124,9 +124,11 @@ class RealCluster:
         port: int = 0,
         bin_dir: Path = BIN_DIR,
         crd_dir: Path | None = CRD_DIR,
+        nodes: int = 1,
     ) -> None:
         self.kubeconfig_path = Path(kubeconfig_path)
         self.kubelet_enabled = kubelet
+        self.nodes = nodes  # simulated nodes of the kubelet, 8 NPUs each
         self._port = port or free_port()
         self.bin_dir = Path(bin_dir)
         self._crd_dir = crd_dir
@@ -183,7 +185,9 @@ class RealCluster:
         if self.kubelet_enabled:
             from ascendjob_controller.localcluster import kubelet
 
-            self._kubelet = kubelet.SimulatedKubelet(self.url, credentials=self.credentials())
+            self._kubelet = kubelet.SimulatedKubelet(
+                self.url, credentials=self.credentials(), nodes=self.nodes
+            )
             self._kubelet.register_node()
             self._kubelet.start()
 
