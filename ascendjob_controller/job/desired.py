@@ -245,8 +245,9 @@ def desired_service(
 def podgroup_metadata(view: JobView, operator_name: str) -> dict[str, dict[str, str]]:
     """The PodGroup's labels and annotations: the job's own, as MindCluster copies them.
 
-    Ours win over the job's on a clash. `process-recover-enable=on` tells Volcano and
-    ClusterD that the job asked for process-level recovery (any `recover-strategy`). kubectl's
+    Ours win over the job's on a clash. `process-recover-enable=on` tells Volcano's Ascend
+    plugin and ClusterD that the job asked for process-level recovery (any `recover-strategy`,
+    as MindCluster tests only its presence). kubectl's
     last-applied copy of the job is left out: on the PodGroup it would only mislead
     `kubectl apply` and double the object's size.
     """
