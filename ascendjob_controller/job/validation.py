@@ -144,6 +144,25 @@ def _check_replica(rtype: str, is_leader: bool, spec: Any) -> list[Problem]:
     if not isinstance(template, dict):
         problems.append(Problem(INVALID_REPLICA_SPEC, f"{rtype}: the template is not an object"))
         return problems
+    problems.extend(_template_problems(rtype, template))
+    containers = dig(template, "spec", "containers")
+    if not isinstance(containers, list) or not containers:
+        problems.append(Problem(INVALID_REPLICA_SPEC, f"{rtype}: the template has no containers"))
+        return problems
+    # The template is free-form in the CRD (preserve-unknown-fields), so the container fields
+    # we read or extend are checked here: a pod the API server rejects would only surface
+    # later as an endless FailedCreatePod, and the code that builds pods may trust them.
+    for position, container in enumerate(containers):
+        text = _container_problem(container, position)
+        if text is not None:
+            problems.append(Problem(INVALID_CONTAINER, f"{rtype}: {text}"))
+            break
+    return problems
+
+
+def _template_problems(rtype: str, template: dict[str, Any]) -> list[Problem]:
+    """The template fields outside its containers that the pod builders read and copy."""
+    problems: list[Problem] = []
     meta = template.get("metadata")
     if meta is not None and not (
         isinstance(meta, dict) and _string_map(meta.get("labels"), meta.get("annotations"))
@@ -160,18 +179,6 @@ def _check_replica(rtype: str, is_leader: bool, spec: Any) -> list[Problem]:
         problems.append(
             Problem(INVALID_REPLICA_SPEC, f"{rtype}: template.spec.hostNetwork must be a boolean")
         )
-    containers = dig(template, "spec", "containers")
-    if not isinstance(containers, list) or not containers:
-        problems.append(Problem(INVALID_REPLICA_SPEC, f"{rtype}: the template has no containers"))
-        return problems
-    # The template is free-form in the CRD (preserve-unknown-fields), so the container fields
-    # we read or extend are checked here: a pod the API server rejects would only surface
-    # later as an endless FailedCreatePod, and the code that builds pods may trust them.
-    for position, container in enumerate(containers):
-        text = _container_problem(container, position)
-        if text is not None:
-            problems.append(Problem(INVALID_CONTAINER, f"{rtype}: {text}"))
-            break
     return problems
 
 
