@@ -23,6 +23,7 @@ from ascendjob_controller.job.ranktable import (
     is_allocated,
     member_uids,
     rank_table,
+    requests_npus,
     table_format,
 )
 from ascendjob_controller.job.types import parse_job
@@ -526,6 +527,40 @@ def test_a_pod_without_npus_needs_only_an_ip() -> None:
     assert is_allocated(plain) is True
     del plain["status"]["podIP"]
     assert is_allocated(plain) is False
+
+
+def _resources(**sections: Any) -> dict[str, Any]:
+    return {"spec": {"containers": [{"name": "ascend", "resources": sections}]}}
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        pytest.param(_resources(requests={"huawei.com/Ascend910": "8"}), True, id="910 string"),
+        pytest.param(_resources(limits={"huawei.com/Ascend910": 8}), True, id="910 in limits"),
+        pytest.param(_resources(requests={"huawei.com/npu": "2"}), True, id="npu"),
+        pytest.param(_resources(requests={"huawei.com/Ascend310P": 1}), True, id="other type"),
+        pytest.param(_resources(requests={"huawei.com/Ascend910": 0}), False, id="zero"),
+        pytest.param(_resources(requests={"huawei.com/Ascend910": "1.5"}), False, id="fraction"),
+        pytest.param(_resources(requests={"huawei.com/Ascend910": [8]}), False, id="a list"),
+        pytest.param(_resources(requests={"huawei.com/Ascend910": {"n": 8}}), False, id="a dict"),
+        pytest.param(_resources(requests={"cpu": "8", "memory": "1Gi"}), False, id="cpu only"),
+        pytest.param(
+            _resources(requests={"cpu": "1"}, limits={"huawei.com/Ascend910": "4"}),
+            True,
+            id="npus in limits only",
+        ),
+        pytest.param(_resources(requests=["huawei.com/npu"]), False, id="requests a list"),
+        pytest.param({"spec": {"containers": "ascend"}}, False, id="containers a string"),
+        pytest.param({"spec": None}, False, id="no spec"),
+    ],
+)
+def test_which_pods_request_npus(target: dict[str, Any], expected: bool) -> None:
+    assert requests_npus(target) is expected
+    assert requests_npus(copy.deepcopy(target)) is expected  # the memoised answer agrees
+    target["status"] = {"podIP": "172.16.0.1"}
+    # without a device annotation: allocated exactly when it requests no NPUs
+    assert is_allocated(target) is not expected
 
 
 # --- formats ----------------------------------------------------------------------------------
