@@ -47,6 +47,8 @@ class Config:
     kube_api_burst: int = 30
     graceful_shutdown_timeout: float = 30.0
     enable_gang_scheduling: bool = True
+    # MindCluster's directory; a job's `ranktable` hostPath volume must point at the same place.
+    ranktable_dir: str = "/user/mindx-dl/ranktable"
 
 
 class ConfigError(ValueError):
@@ -269,6 +271,12 @@ SETTINGS: tuple[Setting, ...] = (
         parse_bool,
         "BOOL",
         kind="bool",
+    ),
+    Setting(
+        "ranktable_dir",
+        "where file-mode rank tables go: <dir>/<namespace>.<job>/hccl.json",
+        _text,
+        "DIR",
     ),
 )
 

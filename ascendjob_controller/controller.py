@@ -42,6 +42,8 @@ from ascendjob_controller.kube.informer import (
 from ascendjob_controller.kube.leaderelection import LeaderElector
 from ascendjob_controller.kube.runner import Runner
 from ascendjob_controller.kube.workqueue import RateLimitingQueue
+from ascendjob_controller.ranktable_writer import DEFAULT_DIR as DEFAULT_RANKTABLE_DIR
+from ascendjob_controller.ranktable_writer import RankTableWriter
 from ascendjob_controller.reconciler import (
     JOB_INDEX,
     JobReconciler,
@@ -62,6 +64,8 @@ class ControllerOptions:
     # How long an unmet create/delete expectation holds a job back (client-go uses 5 min).
     expectations_ttl: float = 300.0
     plan_options: planning.PlanOptions = field(default_factory=planning.PlanOptions)
+    # File-mode rank tables go under it (None: file mode off, ConfigMaps only).
+    ranktable_dir: str | None = DEFAULT_RANKTABLE_DIR
 
 
 def _unwrap(obj: dict[str, Any] | DeletedFinalStateUnknown) -> dict[str, Any]:
@@ -108,6 +112,7 @@ class AscendJobController:
             dataclasses.replace(
                 self.options.plan_options, gang_scheduling_enabled=self.options.gang_scheduling
             ),
+            ranktables=RankTableWriter(client, self.options.ranktable_dir),
         )
         informers = [self.jobs, self.pods, self.services]
         if self.podgroups is not None:
@@ -239,20 +244,27 @@ def podgroups_served(client: KubeClient) -> bool:
 
 def run(config: Any) -> int:
     """Run the controller until SIGTERM/SIGINT; returns the process exit code."""
-    from ascendjob_controller import health
+    client = _connect(config)
+    if client is None:
+        return 1
+    controller = AscendJobController(client, _options(config, client))
+    return _serve(config, client, controller)
 
+
+def _connect(config: Any) -> KubeClient | None:
+    """A client that has reached the API server and found the CRD, else None (logged)."""
     try:
         client = KubeClient.auto(
             config.kubeconfig, qps=config.kube_api_qps, burst=config.kube_api_burst
         )
         check_cluster(client)
-    except StartupError as err:
-        log.error("startup_failed", error=str(err))
-        return 1
     except Exception as err:
         log.error("startup_failed", error=str(err))
-        return 1
+        return None
+    return client
 
+
+def _options(config: Any, client: KubeClient) -> ControllerOptions:
     gang = bool(config.enable_gang_scheduling)
     if gang and not podgroups_served(client):
         log.warning(
@@ -261,17 +273,20 @@ def run(config: Any) -> int:
             "install Volcano to gang-schedule AscendJobs",
         )
         gang = False
-    controller = AscendJobController(
-        client,
-        ControllerOptions(
-            namespaces=tuple(config.namespaces or ()),
-            workers=config.workers,
-            gang_scheduling=gang,
-        ),
+    return ControllerOptions(
+        namespaces=tuple(config.namespaces or ()),
+        workers=config.workers,
+        gang_scheduling=gang,
+        ranktable_dir=getattr(config, "ranktable_dir", DEFAULT_RANKTABLE_DIR),
     )
+
+
+def _serve(config: Any, client: KubeClient, controller: AscendJobController) -> int:
+    """Health and metrics servers, leadership, workers; then a graceful stop."""
+    from ascendjob_controller import health
+
     stop = threading.Event()
     lost_lease = threading.Event()
-    elector: LeaderElector | None = None
     checks = health.HealthChecks()
     checks.add_ready("informers-synced", controller.has_synced)
 
@@ -288,44 +303,7 @@ def run(config: Any) -> int:
     )
     metrics.init_controller_metrics()
     controller.start_informers()
-
-    def start_workers() -> None:
-        # Off the caller's thread: waiting for the caches to sync must block neither the
-        # elector's renewals nor the main thread's reaction to SIGTERM.
-        threading.Thread(target=controller.start, name="start-workers", daemon=True).start()
-
-    if config.leader_elect:
-        identity = f"{socket.gethostname()}_{os.getpid()}"
-
-        def started_leading() -> None:
-            log.info("leader_started", identity=identity)
-            start_workers()
-
-        def stopped_leading() -> None:
-            if not stop.is_set():
-                log.error("leader_lost", identity=identity)
-                lost_lease.set()
-                stop.set()
-
-        elector = LeaderElector(
-            client,
-            config.leader_election_namespace,
-            config.leader_election_id,
-            identity,
-            lease_duration=config.leader_election_lease_duration,
-            renew_deadline=config.leader_election_renew_deadline,
-            retry_period=config.leader_election_retry_period,
-            on_started_leading=started_leading,
-            on_stopped_leading=stopped_leading,
-            # We release after the workers have stopped, so no standby overlaps in-flight work.
-            release_on_cancel=False,
-        )
-        elector_thread = threading.Thread(
-            target=elector.run, args=(stop,), name="leader-election", daemon=True
-        )
-        elector_thread.start()
-    else:
-        start_workers()
+    elector = _start_leading(config, client, controller, stop, lost_lease)
 
     log.info("controller_started", workers=config.workers, leader_elect=config.leader_elect)
     stop.wait()
@@ -339,3 +317,49 @@ def run(config: Any) -> int:
         server.stop()
     log.info("controller_stopped", lost_lease=lost_lease.is_set())
     return 1 if lost_lease.is_set() else 0
+
+
+def _start_leading(
+    config: Any,
+    client: KubeClient,
+    controller: AscendJobController,
+    stop: threading.Event,
+    lost_lease: threading.Event,
+) -> LeaderElector | None:
+    """Start the workers now, or once this replica wins the Lease (`--leader-elect`)."""
+
+    def start_workers() -> None:
+        # Off the caller's thread: waiting for the caches to sync must block neither the
+        # elector's renewals nor the main thread's reaction to SIGTERM.
+        threading.Thread(target=controller.start, name="start-workers", daemon=True).start()
+
+    if not config.leader_elect:
+        start_workers()
+        return None
+    identity = f"{socket.gethostname()}_{os.getpid()}"
+
+    def started_leading() -> None:
+        log.info("leader_started", identity=identity)
+        start_workers()
+
+    def stopped_leading() -> None:
+        if not stop.is_set():
+            log.error("leader_lost", identity=identity)
+            lost_lease.set()
+            stop.set()
+
+    elector = LeaderElector(
+        client,
+        config.leader_election_namespace,
+        config.leader_election_id,
+        identity,
+        lease_duration=config.leader_election_lease_duration,
+        renew_deadline=config.leader_election_renew_deadline,
+        retry_period=config.leader_election_retry_period,
+        on_started_leading=started_leading,
+        on_stopped_leading=stopped_leading,
+        # We release after the workers have stopped, so no standby overlaps in-flight work.
+        release_on_cancel=False,
+    )
+    threading.Thread(target=elector.run, args=(stop,), name="leader-election", daemon=True).start()
+    return elector

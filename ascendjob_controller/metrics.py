@@ -201,3 +201,9 @@ JOBS = Gauge(
     ["state"],
     registry=REGISTRY,
 )
+RANKTABLE_WRITES = Counter(
+    "ascendjob_ranktable_writes_total",
+    "Rank table (hccl.json) writes, by target (configmap or file) and result (success or error)",
+    ["target", "result"],
+    registry=REGISTRY,
+)

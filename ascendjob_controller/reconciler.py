@@ -27,7 +27,9 @@ import structlog
 
 from ascendjob_controller import metrics
 from ascendjob_controller.job import plan as planning
+from ascendjob_controller.job import ranktable
 from ascendjob_controller.job.desired import owner_reference
+from ascendjob_controller.job.ranktable_targets import RankTableTargets, targets_of
 from ascendjob_controller.job.types import (
     CREATED,
     FAILED,
@@ -55,6 +57,7 @@ from ascendjob_controller.kube.expectations import Expectations
 from ascendjob_controller.kube.informer import Informer, index_by_label, object_key
 from ascendjob_controller.kube.runner import Result
 from ascendjob_controller.logging import bind_job
+from ascendjob_controller.ranktable_writer import RankTableWriter
 
 log = structlog.get_logger("ascendjob_controller.reconciler")
 
@@ -166,8 +169,10 @@ class JobReconciler:
         recorder: EventRecorder,
         options: planning.PlanOptions | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        ranktables: RankTableWriter | None = None,
     ) -> None:
         self._client = client
+        self._ranktables = ranktables
         self._jobs = jobs
         self._pods = pods
         self._services = services
@@ -190,6 +195,8 @@ class JobReconciler:
             self._expectations.forget(key)
             self._own_writes.forget(key)
             self.job_states.set(key, None)
+            if self._ranktables is not None:
+                self._ranktables.forget(key)
             bound.debug("job_gone")
             return Result()
         bound = bind_job(log, job)
@@ -225,6 +232,7 @@ class JobReconciler:
             )
             raise
         failures = self._execute(job, plan, bound)
+        failures += self._sync_ranktable(job, plan, children["Pod"], bound)
         self.job_states.set(key, plan.state)
         bound.info(
             "reconciled",
@@ -270,9 +278,17 @@ class JobReconciler:
         for ref in plan.adopts:
             failures.extend(self._adopt(job, ref, bound))
 
-        if plan.creates:
-            self._expectations.expect_creations(key, [object_key(body) for body in plan.creates])
-        for body in plan.creates:
+        creates = list(plan.creates)
+        if any(body.get("kind") == "Pod" for body in creates):
+            # The pods mount the rank-table ConfigMap: it must exist before them, or they
+            # hang in ContainerCreating on a missing volume.
+            missing = self._ensure_ranktable_configmap(job, bound)
+            if missing:
+                failures.extend(missing)
+                creates = [body for body in creates if body.get("kind") != "Pod"]
+        if creates:
+            self._expectations.expect_creations(key, [object_key(body) for body in creates])
+        for body in creates:
             failures.extend(self._create(job, body, labels, bound))
 
         deletes = [(ref, False) for ref in plan.deletes]
@@ -362,6 +378,44 @@ class JobReconciler:
             metrics.PODS_DELETED.labels(**labels).inc()
         self._emit(job, planning.event_for_delete(ref, forced=force))
         return []
+
+    # -- the rank table ----------------------------------------------------------------------
+
+    def _ranktable_targets(self, job: dict[str, Any]) -> RankTableTargets | None:
+        if self._ranktables is None:
+            return None
+        found = targets_of(job)
+        return found if found.any else None
+
+    def _ensure_ranktable_configmap(self, job: dict[str, Any], bound: Any) -> list[str]:
+        found = self._ranktable_targets(job)
+        if found is None:
+            return []
+        assert self._ranktables is not None
+        return self._report_ranktable(job, self._ranktables.ensure_configmap(job, found), bound)
+
+    def _sync_ranktable(
+        self, job: dict[str, Any], plan: planning.Plan, pods: list[dict[str, Any]], bound: Any
+    ) -> list[str]:
+        """Publish the table computed from the job's own pods, while the job is live."""
+        found = self._ranktable_targets(job)
+        if (
+            found is None
+            or plan.state in (SUCCEEDED, FAILED)
+            or job["metadata"].get("deletionTimestamp")
+        ):
+            return []
+        assert self._ranktables is not None
+        uid = job["metadata"].get("uid")
+        own = [p for p in pods if (controller_ref(p) or {}).get("uid") == uid]
+        content = ranktable.dumps(ranktable.rank_table(job, own))
+        return self._report_ranktable(job, self._ranktables.publish(job, found, content), bound)
+
+    def _report_ranktable(self, job: dict[str, Any], failures: list[str], bound: Any) -> list[str]:
+        for failure in failures:
+            bound.warning("ranktable_write_failed", error=failure)
+            self._recorder.event(job, "Warning", "RankTableWriteFailed", failure)
+        return [f"rank table: {failure}" for failure in failures]
 
     def _emit(self, job: dict[str, Any], event: planning.EventSpec) -> None:
         self._recorder.event(job, event.type, event.reason, event.message)

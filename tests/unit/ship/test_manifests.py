@@ -112,6 +112,7 @@ def test_cluster_role_is_least_privilege(rendered: list[dict[str, Any]]) -> None
         ("", "pods"): crud,
         ("", "services"): crud,
         ("", "events"): {"create", "patch"},
+        ("", "configmaps"): {"get", "create", "patch"},  # the rank table, never listed
         ("scheduling.volcano.sh", "podgroups"): crud,
     }
 
@@ -204,6 +205,23 @@ def test_servicemonitor_component(kubectl_bin: str, repo_root: Path, tmp_path: P
         monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
     )
     assert monitor["spec"]["endpoints"][0]["port"] == service["spec"]["ports"][0]["name"]
+
+
+def test_ranktable_hostpath_component(kubectl_bin: str, repo_root: Path, tmp_path: Path) -> None:
+    base = os.path.relpath(repo_root / "manifests", tmp_path)
+    component = os.path.relpath(repo_root / "manifests/components/ranktable-hostpath", tmp_path)
+    (tmp_path / "kustomization.yaml").write_text(
+        f"resources: [{base}]\ncomponents: [{component}]\n"
+    )
+    pod = one(kustomize(kubectl_bin, tmp_path), "Deployment")["spec"]["template"]["spec"]
+    volume = next(v for v in pod["volumes"] if v["name"] == "ranktable")
+    assert volume["hostPath"] == {"path": "/user/mindx-dl/ranktable", "type": "DirectoryOrCreate"}
+    container = pod["containers"][0]
+    mount = next(m for m in container["volumeMounts"] if m["name"] == "ranktable")
+    assert mount["mountPath"] == volume["hostPath"]["path"]
+    assert f"--ranktable-dir={mount['mountPath']}" in container["args"]
+    # Everything else of the base is kept: the scratch /tmp of the read-only root filesystem.
+    assert any(m["name"] == "tmp" for m in container["volumeMounts"])
 
 
 # --- samples ----------------------------------------------------------------------------------
@@ -336,4 +354,17 @@ def test_seed_sample_is_unchanged(repo_root: Path) -> None:
     spec_copy = repo_root.parent / "shared" / "spec" / "pytorch_multinodes_acjob_910b.yaml"
     if not spec_copy.exists():
         pytest.skip("the original seed file is not on this machine")
-    assert seed == spec_copy.read_text()
+    # Our one addition is MindCluster's documented rank-table mount, in both replicas.
+    added = [
+        "            - name: ascend-910-config            # the rank table (hccl.json), kept up"
+        " to date by the controller",
+        "              mountPath: /user/serverid/devindex/config",
+        "          - name: ascend-910-config             # created by the controller when"
+        " missing, owned by the job",
+        "            configMap:",
+        "              name: rings-config-default-test-pytorch",
+    ]
+    lines = seed.splitlines()
+    assert all(lines.count(line) == 2 for line in added)
+    original = [line for line in lines if line not in added]
+    assert original == spec_copy.read_text().splitlines()

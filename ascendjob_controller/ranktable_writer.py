@@ -1,0 +1,248 @@
+"""Writes a job's rank table where its pods read it: the `rings-config-<job>` ConfigMap and, in
+file mode, `<ranktable-dir>/<namespace>.<job>/{hccl.json,version}`.
+
+The table itself is a pure function (`job.ranktable`); this is the imperative shell around it,
+built like the status write:
+- **Once per change.** The last content written is remembered per job uid, so a pod event that
+  changes nothing in the table writes nothing. After a restart the first publish reads what is
+  stored and keeps its `version` when the content is the same.
+- **`version` is the Unix time at which the content last changed** (the real operator writes
+  the previous save's time, and 0 after a restart).
+- **Failures are returned**, never raised: the reconciler turns them into a Warning Event and a
+  retry with back-off, and `ascendjob_ranktable_writes_total{result="error"}` counts them.
+- **Files are replaced atomically** (a temporary file in the same directory, then rename), so a
+  reader never sees half a table. Files are 0644 and the directory 0744, as MindCluster's.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from ascendjob_controller import metrics
+from ascendjob_controller.job import ranktable
+from ascendjob_controller.job.desired import owner_reference
+from ascendjob_controller.job.ranktable_targets import HCCL_KEY, VERSION_KEY, RankTableTargets
+from ascendjob_controller.job.types import parse_job
+from ascendjob_controller.kube.client import CONFIGMAPS, KubeClient, is_already_exists, is_not_found
+
+log = structlog.get_logger("ascendjob_controller.ranktable")
+
+DEFAULT_DIR = "/user/mindx-dl/ranktable"
+INITIALIZING = ranktable.dumps(ranktable.initializing())
+FILE_MODE = 0o644
+DIR_MODE = 0o744
+
+
+@dataclass(frozen=True)
+class Published:
+    """What was last stored for a job: the hccl.json text and its version stamp."""
+
+    content: str
+    version: str
+
+
+class RankTableWriter:
+    """Keeps each job's stored rank table equal to the one computed from its pods."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        directory: str | None = DEFAULT_DIR,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._client = client
+        self._dir = Path(directory) if directory else None
+        self._clock = clock
+        self._lock = threading.Lock()
+        # Keyed by job uid: a job re-created under the same name starts afresh.
+        self._configmaps: dict[str, Published] = {}
+        self._files: dict[str, Published] = {}
+        self._ensured: set[str] = set()  # job uids whose ConfigMap is known to exist
+        self._uids: dict[str, str] = {}  # job key -> uid, for `forget`
+        self._dirs: dict[str, Path] = {}  # job key -> the directory written for it
+
+    # -- before the pods: the ConfigMap they mount must exist ---------------------------------
+
+    def ensure_configmap(self, job: dict[str, Any], targets: RankTableTargets) -> list[str]:
+        """Create the mounted `rings-config-<job>` (owned by the job) unless it exists."""
+        uid = job["metadata"]["uid"]
+        if not targets.create_configmap or targets.configmap is None or uid in self._ensured:
+            return []
+        namespace = job["metadata"]["namespace"]
+        body = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": targets.configmap,
+                "namespace": namespace,
+                "ownerReferences": [owner_reference(parse_job(job))],
+            },
+            "data": {HCCL_KEY: INITIALIZING, VERSION_KEY: "0"},
+        }
+        try:
+            self._client.create(CONFIGMAPS, namespace, body)
+        except Exception as err:
+            if not is_already_exists(err):
+                metrics.RANKTABLE_WRITES.labels(target="configmap", result="error").inc()
+                return [f"create configmap {targets.configmap}: {_message(err)}"]
+        else:
+            metrics.RANKTABLE_WRITES.labels(target="configmap", result="success").inc()
+            # What we just stored: the first publish needs no read to compare with it.
+            self._remember(self._configmaps, job, Published(INITIALIZING, "0"))
+            log.info(
+                "ranktable_configmap_created", namespace=namespace, configmap=targets.configmap
+            )
+        with self._lock:
+            self._ensured.add(uid)
+            self._uids[_key(job)] = uid
+        return []
+
+    # -- after the plan: publish the table when it changed ------------------------------------
+
+    def publish(self, job: dict[str, Any], targets: RankTableTargets, content: str) -> list[str]:
+        """Store `content` (the hccl.json text) in every target whose copy differs."""
+        failures: list[str] = []
+        if targets.configmap is not None:
+            failures.extend(self._publish_configmap(job, targets.configmap, content))
+        if targets.file_dir is not None and self._dir is not None:
+            failures.extend(self._publish_file(job, self._dir / targets.file_dir, content))
+        return failures
+
+    def _next(self, last: Published | None, content: str) -> Published | None:
+        """The record to write, or None when the stored copy already has this content."""
+        if last is not None and last.content == content:
+            return None
+        return Published(content, str(int(self._clock())))
+
+    def _publish_configmap(self, job: dict[str, Any], name: str, content: str) -> list[str]:
+        meta = job["metadata"]
+        uid, namespace = meta["uid"], meta["namespace"]
+        with self._lock:
+            last = self._configmaps.get(uid)
+        if last is None:
+            last = self._stored_configmap(namespace, name)
+        record = self._next(last, content)
+        if record is None:
+            self._remember(self._configmaps, job, last)
+            return []
+        patch = {"data": {HCCL_KEY: record.content, VERSION_KEY: record.version}}
+        try:
+            self._client.patch(CONFIGMAPS, namespace, name, patch, patch_type="merge")
+        except Exception as err:
+            if is_not_found(err):
+                # Neither mounted nor created by the user: nothing to update, as MindCluster.
+                return []
+            metrics.RANKTABLE_WRITES.labels(target="configmap", result="error").inc()
+            return [f"write configmap {name}: {_message(err)}"]
+        metrics.RANKTABLE_WRITES.labels(target="configmap", result="success").inc()
+        self._remember(self._configmaps, job, record)
+        log.info("ranktable_written", namespace=namespace, configmap=name, version=record.version)
+        return []
+
+    def _stored_configmap(self, namespace: str, name: str) -> Published | None:
+        """What the ConfigMap holds now (first publish after a restart), None if unknown."""
+        try:
+            stored = self._client.get(CONFIGMAPS, namespace, name)
+        except Exception:
+            return None  # the patch below settles it, or fails and is retried
+        data = stored.get("data") if isinstance(stored, dict) else None
+        if not isinstance(data, dict) or not isinstance(data.get(HCCL_KEY), str):
+            return None
+        return Published(data[HCCL_KEY], str(data.get(VERSION_KEY, "0")))
+
+    def _publish_file(self, job: dict[str, Any], directory: Path, content: str) -> list[str]:
+        uid = job["metadata"]["uid"]
+        with self._lock:
+            last = self._files.get(uid)
+            self._dirs[_key(job)] = directory  # removed with the job, even if never rewritten
+        if last is None:
+            last = _stored_file(directory)
+        record = self._next(last, content)
+        if record is None:
+            self._remember(self._files, job, last)
+            return []
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            os.chmod(directory, DIR_MODE)
+            _replace(directory / HCCL_KEY, record.content)
+            _replace(directory / VERSION_KEY, record.version)
+        except OSError as err:
+            metrics.RANKTABLE_WRITES.labels(target="file", result="error").inc()
+            return [f"write {directory / HCCL_KEY}: {err}"]
+        metrics.RANKTABLE_WRITES.labels(target="file", result="success").inc()
+        self._remember(self._files, job, record)
+        log.info("ranktable_file_written", path=str(directory / HCCL_KEY), version=record.version)
+        return []
+
+    def _remember(
+        self, records: dict[str, Published], job: dict[str, Any], record: Published | None
+    ) -> None:
+        if record is not None:
+            with self._lock:
+                records[job["metadata"]["uid"]] = record
+                self._uids[_key(job)] = job["metadata"]["uid"]
+
+    # -- when the job is gone ---------------------------------------------------------------
+
+    def forget(self, key: str) -> None:
+        """The job `key` is gone: drop its records and remove its rank-table directory.
+
+        Called from the job's reconcile (never from an informer handler), so it cannot race
+        with a publish of the same job: the work queue never runs one key twice at once.
+        """
+        with self._lock:
+            uid = self._uids.pop(key, "")
+            directory = self._dirs.pop(key, None)
+            self._configmaps.pop(uid, None)
+            self._files.pop(uid, None)
+            self._ensured.discard(uid)
+        if directory is None:
+            return
+        try:
+            shutil.rmtree(directory)
+        except FileNotFoundError:
+            return
+        except OSError as err:
+            log.warning("ranktable_file_remove_failed", path=str(directory), error=str(err))
+            return
+        log.info("ranktable_file_removed", path=str(directory))
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write `text` to `path` atomically: a reader sees the old file or the new, never a part."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.chmod(tmp, FILE_MODE)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _stored_file(directory: Path) -> Published | None:
+    try:
+        content = (directory / HCCL_KEY).read_text(encoding="utf-8")
+        version = (directory / VERSION_KEY).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return Published(content, version)
+
+
+def _key(job: dict[str, Any]) -> str:
+    return f"{job['metadata']['namespace']}/{job['metadata']['name']}"
+
+
+def _message(err: BaseException) -> str:
+    return str(getattr(err, "message", "") or err)
