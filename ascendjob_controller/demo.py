@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import json
 import os
 import signal
 import socket
@@ -31,6 +32,8 @@ DEFAULT_KUBECONFIG = "kubeconfig.local"
 LOG_FILE = Path(".local/demo.log")
 TERMINAL = ("Succeeded", "Failed")
 POLL_SECONDS = 0.25
+#: The seed sample's pods keep apart (required anti-affinity), so the demo needs two nodes.
+DEMO_NODES = 2
 
 
 # --- functional core ---------------------------------------------------------------------------
@@ -79,6 +82,24 @@ def transition_line(
     return f"{when:%H:%M:%S}  {key}  {change}{suffix}"
 
 
+def ranktable_status(configmap: Mapping[str, Any] | None) -> tuple[str, int] | None:
+    """(status, servers) of a `rings-config-<job>` ConfigMap's hccl.json; None if unreadable."""
+    data = (configmap or {}).get("data") or {}
+    try:
+        table = json.loads(data.get("hccl.json") or "")
+    except ValueError:
+        return None
+    if not isinstance(table, dict) or not isinstance(table.get("status"), str):
+        return None
+    servers = table.get("server_list") or table.get("rank_list") or []
+    return table["status"], len(servers) if isinstance(servers, list) else 0
+
+
+def ranktable_line(when: datetime, namespace: str, name: str, status: str, servers: int) -> str:
+    detail = f" ({servers} servers)" if status == "completed" else ""
+    return f"{when:%H:%M:%S}  {namespace}/rings-config-{name}  hccl.json {status}{detail}"
+
+
 def kubectl_hint(kubeconfig: Path, namespace: str, name: str, metrics_url: str | None) -> str:
     lines = [
         "",
@@ -86,6 +107,7 @@ def kubectl_hint(kubeconfig: Path, namespace: str, name: str, metrics_url: str |
         f"  export KUBECONFIG={kubeconfig}",
         "  kubectl get acjob",
         f"  kubectl describe acjob {name} -n {namespace}",
+        f"  kubectl get cm rings-config-{name} -n {namespace} -o jsonpath='{{.data.hccl\\.json}}'",
         "  kubectl get pods,svc,events",
         "  kubectl apply -f manifests/samples/     # every sample job",
     ]
@@ -143,6 +165,8 @@ class _Watcher:
         from kubernetes import client as k8s
 
         self.api = k8s.CustomObjectsApi(api_client)
+        self.core = k8s.CoreV1Api(api_client)
+        self.ranktable: str | None = None  # the last status printed
         self.job = job
         self.namespace = job["metadata"].get("namespace") or "default"
         self.name = job["metadata"]["name"]
@@ -188,11 +212,29 @@ class _Watcher:
             if count != seen_restarts and state is not None:
                 self._print(transition_line(datetime.now(), self.key, state, state, count))
                 seen_restarts = count
+            self._ranktable()
             state = job_state(job) or state
             if state in TERMINAL:
                 self.final_state = state
                 return state
         return state
+
+    def _ranktable(self) -> None:
+        """Print the rank table's status when it changes (the job mounts one, or not)."""
+        found = ranktable_status(
+            _poll_configmap(self.core, self.namespace, f"rings-config-{self.name}")
+        )
+        if found is None or found[0] == self.ranktable:
+            return
+        self.ranktable = found[0]
+        self._print(ranktable_line(datetime.now(), self.namespace, self.name, *found))
+
+
+def _poll_configmap(core: Any, namespace: str, name: str) -> dict[str, Any] | None:
+    try:
+        return cast("dict[str, Any]", core.read_namespaced_config_map(name, namespace).to_dict())
+    except Exception:
+        return None  # not created yet, or the cluster is stopping
 
 
 def main(
@@ -216,7 +258,7 @@ def main(
     LOG_FILE.parent.mkdir(parents=True, exist_ok=True)
     with LOG_FILE.open("a", encoding="utf-8") as log_stream:
         logs.configure(config.log_format, config.log_level, stream=log_stream)
-        cluster = LocalCluster(kubeconfig_path=kubeconfig, kubelet=True)
+        cluster = LocalCluster(kubeconfig_path=kubeconfig, kubelet=True, nodes=DEMO_NODES)
         cluster.start()
         try:
             return _with_cluster(cluster, config, job, manifest, exit_when_done, out)

@@ -7,6 +7,7 @@ would watch them. The controller runs in-process against the cluster's kubeconfi
 
 from __future__ import annotations
 
+import json
 import subprocess
 import threading
 import time
@@ -145,6 +146,18 @@ def test_samples_reach_succeeded_with_status_column_moving(
     for name in names:
         if name != exitcode_job:
             assert rows[name][-1] == "0", f"RESTARTS of {name}: {rows[name]}"
+
+    # The seed mounts rings-config-<job>: the controller created it, and the simulated device
+    # plugin's annotations completed it (Master first: it requests NPUs, so it is rank 0).
+    seed = docs[0]["metadata"]["name"]
+    text = kubectl(
+        "get", "cm", f"rings-config-{seed}", "-n", ns, "-o", r"jsonpath={.data.hccl\.json}"
+    ).stdout
+    table = json.loads(text)
+    assert table["status"] == "completed", table
+    assert table["version"] == "1.0" and table["server_count"] == "2", table
+    ranks = [d["rank_id"] for server in table["server_list"] for d in server["device"]]
+    assert ranks == ["0", "1", "2", "3"], table
 
 
 def _scripted_job(name: str, policy: str, codes: str) -> dict[str, Any]:

@@ -30,6 +30,9 @@ def test_demo_prints_transitions_and_ends_succeeded(tmp_path: Path) -> None:
     assert any(re.fullmatch(stamp + "Created", line) for line in lines), out.stdout
     assert any(re.fullmatch(stamp + "Created -> Running", line) for line in lines), out.stdout
     assert any(re.fullmatch(stamp + "Running -> Succeeded", line) for line in lines), out.stdout
+    # The sample mounts its rank table; it is completed once both pods have their devices.
+    table = r"\d\d:\d\d:\d\d  default/rings-config-default-test-pytorch  hccl.json completed"
+    assert any(re.fullmatch(table + r" \(2 servers\)", line) for line in lines), out.stdout
     assert f"export KUBECONFIG={tmp_path / 'kubeconfig.local'}" in out.stdout
     assert "kubectl get acjob" in out.stdout
     assert (tmp_path / ".local" / "demo.log").read_text().strip()  # the controller's logs
