@@ -61,6 +61,7 @@ from ascendjob_controller.job.desired import (
     podgroup_name,
     service_name,
 )
+from ascendjob_controller.job.env import parse_job_with_meta
 from ascendjob_controller.job.quantity import parse_quantity
 from ascendjob_controller.job.restart import (
     FailureAction,
@@ -68,6 +69,7 @@ from ascendjob_controller.job.restart import (
     backoff_exceeded,
     exit_code,
     last_exit_code,
+    mindcluster_restart_events,
     on_pod_failure,
     training_status,
 )
@@ -91,6 +93,8 @@ from ascendjob_controller.job.types import (
     REASON_BACKOFF,
     REASON_DEADLINE,
     REASON_FAILED,
+    REASON_PODGROUP_NOT_INITIALIZED,
+    REASON_PODGROUP_PENDING,
     REASON_SUCCEEDED,
     REASON_VALID_FAILED,
     RESTARTING,
@@ -102,7 +106,6 @@ from ascendjob_controller.job.types import (
     controller_ref,
     dicts,
     dig,
-    parse_job,
     parse_time,
 )
 from ascendjob_controller.job.validation import Problem, validate
@@ -441,7 +444,7 @@ def plan(
     if problems:
         deletes = _invalid_cleanup(job, pods, services, podgroup)
         return _plan_invalid(job, problems[0], status, previous, key, now, deletes)
-    view = parse_job(job)
+    view = parse_job_with_meta(job)
     children = _classify(view, pods, services, podgroup)
     forced, force_wait = _force_deletes(children.pods, now, options)
     if previous in TERMINAL_STATES:
@@ -603,13 +606,7 @@ def _plan_active(
     group = children.podgroup
     group_phase = str(dig(group, "status", "phase") or "") if group else ""
     admitted = not gang or (group is not None and group_phase not in PENDING_PHASES)
-    pending_msg = None
-    if not admitted:
-        shown = f"in phase {group_phase or 'Pending'}" if group else "not created yet"
-        pending_msg = (
-            f"PodGroup {podgroup_name(view)} is {shown}: pods are created once the gang "
-            f"scheduler admits it."
-        )
+    pending_reason, pending_msg = _podgroup_pending(view, group, group_phase, admitted)
 
     obs = Observation(
         job_key=key,
@@ -621,6 +618,7 @@ def _plan_active(
         failure=failure_msg,
         restarting=restarting_msg,
         podgroup_pending=pending_msg,
+        podgroup_reason=pending_reason,
     )
     verdict = decide(previous, obs, status)
 
@@ -638,6 +636,8 @@ def _plan_active(
         for pod in fresh_failures:
             ledger = ledger.count_recreation(_uid(pod))
             events.append(_exited_event(pod, exit_code(pod)))
+            # MindCluster's reasons too, for alerts written against its events.
+            events += [EventSpec(*spec) for spec in mindcluster_restart_events(view, pod)]
         restarted = len(fresh_failures)
         if verdict.state == RESTARTING and previous != RESTARTING:
             events.append(EventSpec(WARNING, EVENT_RESTARTING, verdict.message))
@@ -677,6 +677,27 @@ def _plan_active(
     )
 
 
+def _podgroup_pending(
+    view: JobView, group: dict[str, Any] | None, phase: str, admitted: bool
+) -> tuple[str, str | None]:
+    """(Created reason, message) while the gang is not admitted; message None once it is.
+
+    MindCluster's reasons: PodGroupNotInitialized while Volcano has not given the PodGroup a
+    phase (not created yet counts too), PodGroupPending while it is Pending.
+    """
+    if admitted:
+        return REASON_PODGROUP_PENDING, None
+    shown = f"in phase {phase or 'Pending'}" if group else "not created yet"
+    message = (
+        f"PodGroup {podgroup_name(view)} is {shown}: pods are created once the gang "
+        f"scheduler admits it."
+    )
+    if phase:
+        return REASON_PODGROUP_PENDING, f"{message} The cluster resource is not enough."
+    hint = "kubectl get pod -n volcano-system -l app=volcano-scheduler"
+    return REASON_PODGROUP_NOT_INITIALIZED, f"{message} Is volcano-scheduler running? ({hint})"
+
+
 def _podgroup_patch(
     view: JobView, children: _Children, gang: bool, options: PlanOptions
 ) -> dict[str, Any] | None:
@@ -693,6 +714,8 @@ def _podgroup_patch(
     changed: dict[str, Any] = {}
     if as_int(current.get("minMember")) != desired["minMember"]:
         changed["minMember"] = desired["minMember"]
+    if as_dict(current.get("minTaskMember")) != desired["minTaskMember"]:
+        changed["minTaskMember"] = desired["minTaskMember"]
     wanted = desired.get("minResources")
     if wanted is not None and not _same_resources(current.get("minResources"), wanted):
         changed["minResources"] = wanted

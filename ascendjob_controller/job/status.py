@@ -98,6 +98,9 @@ class Observation:
     failure: str | None = None
     restarting: str | None = None
     podgroup_pending: str | None = None
+    #: The Created reason for `podgroup_pending`: PodGroupPending, or PodGroupNotInitialized
+    #: while Volcano has not given the PodGroup a phase.
+    podgroup_reason: str = REASON_PODGROUP_PENDING
 
 
 # --- reading the current status ----------------------------------------------------------------
@@ -177,7 +180,7 @@ def decide(previous: str | None, obs: Observation, status: dict[str, Any] | None
         held = find_condition(status, previous) or {}
         return Verdict(previous, held.get("reason", ""), held.get("message", ""))
     if obs.podgroup_pending is not None:
-        return Verdict(CREATED, REASON_PODGROUP_PENDING, obs.podgroup_pending)
+        return Verdict(CREATED, obs.podgroup_reason, obs.podgroup_pending)
     return Verdict(CREATED, REASON_CREATED, f"AscendJob {key} is created.")
 
 

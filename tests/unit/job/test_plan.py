@@ -43,14 +43,18 @@ def test_sample_created_running_succeeded() -> None:
     first = world.reconcile()
     assert [b["kind"] for b in first.creates] == ["Service", "PodGroup"]
     assert world.state == "Created"
-    assert world.condition["reason"] == "PodGroupPending"
+    assert world.condition["reason"] == "PodGroupNotInitialized"
     assert "not created yet" in world.condition["message"]
     assert first.requeue_after is None
 
     second = world.reconcile()
     assert second.creates == ()
+    assert world.condition["reason"] == "PodGroupNotInitialized"  # Volcano gave it no phase
+    assert "volcano-scheduler" in world.condition["message"]
+    world.admit_podgroup("Pending")
+    world.reconcile()
     assert world.condition["reason"] == "PodGroupPending"
-    assert "Pending" in world.condition["message"]
+    assert "resource is not enough" in world.condition["message"]
     assert world.settle().status is None  # waiting does not loop
 
     world.admit_podgroup("Inqueue")
@@ -202,8 +206,8 @@ def test_failed_pod_by_policy(policy: str, code: int | None, outcome: str) -> No
     world.kubelet(W1, "Failed", code)
     result = world.reconcile()
     assert world.state == outcome
-    exited = [e for e in result.events if e.reason == "ExitedWithCode"]
-    assert len(exited) == 1 and exited[0].type == "Warning"
+    exited = [e for e in result.events if e.reason == "ExitedWithCode" and e.type == "Warning"]
+    assert len(exited) == 1
     assert W1 in exited[0].message and "ascend" in exited[0].message
     assert (str(code) if code is not None else "none") in exited[0].message
     if outcome == "Failed":
@@ -215,6 +219,10 @@ def test_failed_pod_by_policy(policy: str, code: int | None, outcome: str) -> No
     else:
         assert world.condition["reason"] == "JobRestarting"
         assert "JobRestarting" in reasons(world)
+        # MindCluster's events beside ours (only an exit code gets ExitedWithCode there).
+        theirs = [(e.type, e.reason) for e in result.events if e.reason != "JobRestarting"]
+        normal = [("Normal", "ExitedWithCode")] if code is not None else []
+        assert theirs == [("Warning", "ExitedWithCode"), *normal, ("Warning", "jobRestarting")]
         assert result.restarted == 1
         assert world.job["status"]["restartCount"] == 1
         # Record, then act: the delete comes from the plan that sees the recorded uid.
@@ -616,7 +624,13 @@ def test_each_transition_event_planned_once() -> None:
     for _ in range(3):
         world.reconcile()
     seen = [e.reason for p in world.history for e in p.events]
-    assert seen == ["ExitedWithCode", "JobRestarting", "JobSucceeded"]
+    assert seen == [
+        "ExitedWithCode",
+        "ExitedWithCode",  # MindCluster's, Normal
+        "jobRestarting",  # MindCluster's
+        "JobRestarting",
+        "JobSucceeded",
+    ]
     assert world.job["status"]["restartCount"] == 1
 
 
@@ -685,13 +699,21 @@ def test_scaling_patches_podgroup_min_member_and_resources() -> None:
     _scale(world, 4)
     result = world.reconcile()
     assert result.podgroup_patch == {
-        "spec": {"minMember": 5, "minResources": {"huawei.com/Ascend910": "10"}}
+        "spec": {
+            "minMember": 5,
+            "minTaskMember": {"master": 1, "worker": 4},
+            "minResources": {"huawei.com/Ascend910": "10"},
+        }
     }
     world.settle()
     assert world.podgroup["spec"]["minMember"] == 5
     _scale(world, 1)
     assert world.reconcile().podgroup_patch == {
-        "spec": {"minMember": 2, "minResources": {"huawei.com/Ascend910": "4"}}
+        "spec": {
+            "minMember": 2,
+            "minTaskMember": {"master": 1, "worker": 1},
+            "minResources": {"huawei.com/Ascend910": "4"},
+        }
     }
     assert world.plan().podgroup_patch is None
 
@@ -704,7 +726,8 @@ def test_min_available_pins_min_member_when_scaling() -> None:
     world.admit_podgroup()
     world.settle()
     _scale(world, 4)
-    assert world.plan().podgroup_patch is None  # minResources: the first 2 pods, unchanged
+    # minMember and minResources (the first 2 pods) unchanged; minTaskMember follows replicas.
+    assert world.plan().podgroup_patch == {"spec": {"minTaskMember": {"master": 1, "worker": 4}}}
 
 
 def test_podgroup_quantities_compare_by_value_not_spelling() -> None:
