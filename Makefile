@@ -83,8 +83,9 @@ bench-localcluster: venv ## Benchmark the embedded API server.
 	$(BIN)/python hack/bench_localcluster.py
 
 .PHONY: bench
-bench: bench-localcluster ## Run every benchmark (API server, then controller throughput/memory/informer).
+bench: bench-localcluster ## Run every benchmark (API server, controller throughput/memory/informer, rank table).
 	$(BIN)/python hack/bench_controller.py
+	$(BIN)/python hack/bench_ranktable.py
 
 .PHONY: clean
 clean: ## Remove the virtual environment and caches.
