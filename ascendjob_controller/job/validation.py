@@ -247,6 +247,28 @@ def _resources_problem(name: str, resources: Any) -> str | None:
                     f"container {name!r}: {section} {resource}={raw!r} is not a whole "
                     f"number of devices in 0..{MAX_NPUS}"
                 )
+    return _npu_limits_problem(name, resources)
+
+
+def _npu_limits_problem(name: str, resources: dict[str, Any]) -> str | None:
+    """kube-apiserver's rule for extended resources, which cannot be overcommitted: a request
+    needs a limit, and the two are equal. Without this check every pod create is a 422 and the
+    job would sit in Created forever."""
+    requests = resources.get("requests") or {}
+    limits = resources.get("limits") or {}
+    for resource, raw in requests.items():
+        if not str(resource).startswith(NPU_RESOURCE_PREFIX):
+            continue
+        if resource not in limits:
+            return (
+                f"container {name!r}: requests {resource}={raw!r} has no limit; extended "
+                f"resources need limits (set limits, requests default to them)"
+            )
+        if parse_quantity(limits[resource]) != parse_quantity(raw):
+            return (
+                f"container {name!r}: requests {resource}={raw!r} must equal its limit "
+                f"{limits[resource]!r}"
+            )
     return None
 
 

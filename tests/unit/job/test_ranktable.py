@@ -730,7 +730,8 @@ def _levels(*ports: str) -> list[dict[str, Any]]:
 
 
 def _v2_pods(*ports: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    worker = replica(2, containers=[container(None, resources={"requests": {"huawei.com/npu": 2}})])
+    npus = {"huawei.com/npu": 2}  # limits too: kube-apiserver requires them for extended resources
+    worker = replica(2, containers=[container(None, resources={"requests": npus, "limits": npus})])
     body = job("pytorch", {"Master": replica(1, npus=None), "Worker": worker})
     master = pod("job1-master-0", 0, None, pod_ip="172.16.0.5")
     pods: list[dict[str, Any]] = [master]

@@ -149,6 +149,21 @@ def _with(body: dict[str, Any], **fields: Any) -> dict[str, Any]:
             _worker_container(resources={"requests": {"huawei.com/Ascend910": 10**30}}),
             v.INVALID_CONTAINER,
         ),
+        # kube-apiserver: an extended resource request needs an equal limit (else every
+        # pod create is a 422).
+        (
+            _worker_container(resources={"requests": {"huawei.com/Ascend910": "2"}}),
+            v.INVALID_CONTAINER,
+        ),
+        (
+            _worker_container(
+                resources={
+                    "requests": {"huawei.com/Ascend910": "2"},
+                    "limits": {"huawei.com/Ascend910": "4"},
+                }
+            ),
+            v.INVALID_CONTAINER,
+        ),
         (job(run_policy="x"), v.INVALID_RUN_POLICY),  # type: ignore[arg-type]
         (job(run_policy={"backoffLimit": "3"}), v.INVALID_RUN_POLICY),
         (job(run_policy={"backoffLimit": -1}), v.INVALID_RUN_POLICY),
@@ -170,7 +185,14 @@ def test_malformed_template_and_run_policy_are_rejected(body: dict[str, Any], re
     [
         _worker_container(env=[{"name": "IP", "valueFrom": {"fieldRef": {"fieldPath": "x"}}}]),
         _worker_container(ports=[{"containerPort": 8080, "protocol": "UDP"}]),
-        _worker_container(resources={"requests": {"cpu": "500m", "huawei.com/Ascend910": "8"}}),
+        _worker_container(
+            resources={
+                "requests": {"cpu": "500m", "huawei.com/Ascend910": "8"},
+                "limits": {"huawei.com/Ascend910": 8},
+            }
+        ),
+        _worker_container(resources={"limits": {"huawei.com/Ascend910": "8"}}),
+        _worker_container(resources={"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}),
         _with(job(), metadata={"labels": {"a": "b"}, "annotations": {}}),
         job(run_policy={"backoffLimit": 0, "cleanPodPolicy": "All", "schedulingPolicy": {}}),
     ],
