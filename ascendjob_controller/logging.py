@@ -108,7 +108,9 @@ def get_logger(name: str) -> structlog.stdlib.BoundLogger:
 
 def job_fields(obj: Mapping[str, Any]) -> dict[str, str]:
     """`namespace`, `name` and `uid` of a Kubernetes object, for every log line about a job."""
-    meta = obj.get("metadata") or {}
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    if not isinstance(meta, Mapping):
+        return {}  # malformed: the line still goes out, just without the job's names
     fields = {key: meta.get(key) for key in ("namespace", "name", "uid")}
     return {key: str(value) for key, value in fields.items() if value}
 

@@ -38,6 +38,7 @@ from ascendjob_controller.job.types import (
     RESTARTING,
     RUNNING,
     SUCCEEDED,
+    as_dict,
     controller_ref,
     parse_job,
 )
@@ -81,17 +82,24 @@ class ReconcileError(Exception):
 
 
 def owning_job_key(obj: dict[str, Any]) -> str | None:
-    """The job key of a child: its AscendJob controller, else (orphans) its job-name label."""
-    meta = obj.get("metadata", {})
+    """The job key of a child: its AscendJob controller, else (orphans) its job-name label.
+
+    Total: a child with malformed metadata maps to no job rather than raising in a handler.
+    """
+    meta = as_dict(obj.get("metadata")) if isinstance(obj, dict) else {}
+    namespace = meta.get("namespace")
+    if not isinstance(namespace, str):
+        return None
     ref = controller_ref(obj)
     if ref is not None:
         if ref.get("kind") != ASCENDJOBS.kind or not str(ref.get("apiVersion", "")).startswith(
             ASCENDJOBS.group + "/"
         ):
             return None
-        return f"{meta.get('namespace', '')}/{ref.get('name', '')}"
-    job_name = (meta.get("labels") or {}).get(JOB_NAME_LABEL)
-    return f"{meta.get('namespace', '')}/{job_name}" if job_name else None
+        name = ref.get("name")
+        return f"{namespace}/{name}" if isinstance(name, str) and name else None
+    job_name = as_dict(meta.get("labels")).get(JOB_NAME_LABEL)
+    return f"{namespace}/{job_name}" if isinstance(job_name, str) and job_name else None
 
 
 @dataclass
@@ -537,9 +545,14 @@ class JobReconciler:
 
     @staticmethod
     def _metric_labels(job: dict[str, Any]) -> dict[str, str]:
-        meta = job.get("metadata", {})
-        framework = (meta.get("labels") or {}).get(FRAMEWORK_LABEL, "")
-        return {"namespace": meta.get("namespace", ""), "framework": str(framework).lower()}
+        """Total: malformed metadata gives empty label values, never an exception loop."""
+        meta = as_dict(job.get("metadata"))
+        framework = as_dict(meta.get("labels")).get(FRAMEWORK_LABEL, "")
+        namespace = meta.get("namespace", "")
+        return {
+            "namespace": namespace if isinstance(namespace, str) else "",
+            "framework": framework.lower() if isinstance(framework, str) else "",
+        }
 
 
 def _podgroup_key(job: dict[str, Any]) -> tuple[str, str]:

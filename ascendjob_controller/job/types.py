@@ -130,9 +130,8 @@ def dig(obj: Any, *path: str) -> Any:
 
 def controller_ref(obj: Any) -> dict[str, Any] | None:
     """The ownerReference marked `controller: true`, if any (at most one is allowed)."""
-    refs: list[dict[str, Any]] = dig(obj, "metadata", "ownerReferences") or []
-    for ref in refs:
-        if ref.get("controller"):
+    for ref in dicts(dig(obj, "metadata", "ownerReferences")):
+        if ref.get("controller") is True:
             return ref
     return None
 

@@ -56,7 +56,9 @@ def object_key(obj: JSON | DeletedFinalStateUnknown) -> str:
     """ "namespace/name", or "name" for a cluster-scoped object."""
     if isinstance(obj, DeletedFinalStateUnknown):
         return obj.key
-    meta = obj.get("metadata") or {}
+    meta = obj.get("metadata") if isinstance(obj, dict) else None
+    if not isinstance(meta, dict):
+        meta = {}  # total: a malformed object still gets a (useless) key, never an exception
     namespace = meta.get("namespace")
     return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
 
@@ -81,11 +83,14 @@ def index_by_label(label_key: str) -> IndexFunc:
     """Index by "namespace/<label value>", e.g. pods by their job-name label."""
 
     def index(obj: JSON) -> list[str]:
-        meta = obj.get("metadata") or {}
-        value = (meta.get("labels") or {}).get(label_key)
-        if value is None:
+        # Total on anything a server could store: an index function that raises would take
+        # the object, and the informer's whole event, down with it.
+        meta = obj.get("metadata") if isinstance(obj, dict) else None
+        labels = meta.get("labels") if isinstance(meta, dict) else None
+        value = labels.get(label_key) if isinstance(labels, dict) else None
+        if not isinstance(value, str):
             return []
-        return [f"{meta.get('namespace', '')}/{value}"]
+        return [f"{meta.get('namespace', '')}/{value}"]  # type: ignore[union-attr]
 
     return index
 
