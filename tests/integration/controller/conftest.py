@@ -9,7 +9,7 @@ import pytest
 
 from ascendjob_controller.controller import AscendJobController, ControllerOptions
 from ascendjob_controller.kube.client import KubeClient
-from tests.integration.controller.helpers import Kubelet, make_client
+from tests.integration.controller.helpers import Kubelet, make_client, reconciles
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +28,7 @@ def start_controller(cluster: Any, workers: int = 4) -> AscendJobController:
     controller = AscendJobController(
         make_client(cluster), ControllerOptions(workers=workers, gang_scheduling=True)
     )
+    reconciles(controller)  # record every reconcile, for the tests' "nothing else" checks
     controller.start()
     return controller
 

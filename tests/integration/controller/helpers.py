@@ -9,16 +9,19 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from ascendjob_controller import metrics
+from ascendjob_controller.controller import AscendJobController
 from ascendjob_controller.kube.client import (
     ASCENDJOBS,
     EVENTS,
     PODGROUPS,
     PODS,
+    SERVICES,
     KubeClient,
     is_not_found,
 )
@@ -190,6 +193,149 @@ def podgroup_of(client: KubeClient, ns: str, job: dict[str, Any]) -> dict[str, A
 
 def sample(name: str, labels: dict[str, str]) -> float:
     return metrics.REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+def reconcile_total(controller: str = metrics.CONTROLLER_NAME) -> float:
+    """controller_runtime_reconcile_total over every result (the registry is process-wide)."""
+    return sum(
+        sample("controller_runtime_reconcile_total", {"controller": controller, "result": r})
+        for r in metrics.RECONCILE_RESULTS
+    )
+
+
+# --- what the controller has reconciled ----------------------------------------------------------
+# (job resourceVersion, {(kind, name, resourceVersion)} of its pods, services and PodGroup)
+Snapshot = tuple[str | None, frozenset[tuple[str, str, str]]]
+
+
+def _rv(obj: dict[str, Any]) -> str:
+    return str(obj["metadata"].get("resourceVersion") or "")
+
+
+def _snapshot(
+    job: dict[str, Any] | None,
+    pods: list[dict[str, Any]],
+    services: list[dict[str, Any]],
+    podgroup: dict[str, Any] | None,
+) -> Snapshot:
+    children = {("Pod", p["metadata"]["name"], _rv(p)) for p in pods}
+    children |= {("Service", s["metadata"]["name"], _rv(s)) for s in services}
+    if podgroup is not None:
+        children.add(("PodGroup", podgroup["metadata"]["name"], _rv(podgroup)))
+    return (_rv(job) if job is not None else None), frozenset(children)
+
+
+class Reconciles:
+    """Every reconcile the controller finished, with what its caches held when it began.
+
+    This is the positive event a "must not happen" check waits for instead of a sleep: once a
+    reconcile that started from the job and children as they are now has returned, the
+    controller has acted on everything that happened to them (its requests are sent before
+    the reconcile returns), so whatever it was going to do about it, it has done.
+    """
+
+    def __init__(self, ctl: AscendJobController) -> None:
+        self._ctl = ctl
+        self._lock = threading.Lock()
+        self._seen: dict[str, set[Snapshot]] = {}
+        self._count: dict[str, int] = {}
+        # The runner looks its reconcile function up on every key: wrapping it records every
+        # reconcile from now on without touching the controller's code.
+        inner = ctl.runner._reconcile
+
+        def recorded(key: str) -> Any:
+            began = self.cached(key)
+            try:
+                return inner(key)
+            finally:
+                with self._lock:
+                    self._seen.setdefault(key, set()).add(began)
+                    self._count[key] = self._count.get(key, 0) + 1
+
+        ctl.runner._reconcile = recorded  # type: ignore[method-assign]
+
+    def count(self, key: str) -> int:
+        """How many reconciles of `key` have finished."""
+        with self._lock:
+            return self._count.get(key, 0)
+
+    def cached(self, key: str) -> Snapshot:
+        """The job `key` and its children as the controller's caches hold them now."""
+        ctl = self._ctl
+        ns, _, name = key.partition("/")
+        job = ctl.jobs.store.get(key)
+
+        def labelled(objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [
+                o
+                for o in objs
+                if o["metadata"].get("namespace") == ns
+                and (o["metadata"].get("labels") or {}).get(JOB_LABEL) == name
+            ]
+
+        podgroup = None
+        if job is not None and ctl.podgroups is not None:
+            podgroup = ctl.podgroups.store.get(f"{ns}/{name}-{job['metadata']['uid']}")
+        return _snapshot(
+            job, labelled(ctl.pods.store.list()), labelled(ctl.services.store.list()), podgroup
+        )
+
+    def on_server(self, client: KubeClient, key: str) -> Snapshot:
+        """The job `key` and its children as the API server holds them now."""
+        ns, _, name = key.partition("/")
+        job = get_job(client, ns, name)
+        selector = f"{JOB_LABEL}={name}"
+        pods = client.list(PODS, ns, label_selector=selector).get("items") or []
+        services = client.list(SERVICES, ns, label_selector=selector).get("items") or []
+        podgroup = podgroup_of(client, ns, job) if job is not None else None
+        return _snapshot(job, pods, services, podgroup)
+
+    def reconciled(self, key: str, snapshot: Snapshot) -> bool:
+        with self._lock:
+            return snapshot in self._seen.get(key, set())
+
+    def wait_caught_up(self, client: KubeClient, ns: str, name: str) -> Snapshot:
+        """Wait until a reconcile of `ns/name` has finished that began from what the server
+        holds now; the snapshot it saw. Afterwards nothing more is due from the controller."""
+        key = f"{ns}/{name}"
+        last: list[Snapshot] = []
+
+        def check() -> Snapshot | None:
+            server = self.on_server(client, key)
+            last[:] = [server, self.cached(key)]
+            return server if self.reconciled(key, server) else None
+
+        try:
+            result: Snapshot = wait_for(check, f"a reconcile of {key} from the server's state")
+        except AssertionError as err:
+            raise AssertionError(f"{err}; server then cache: {last}") from None
+        return result
+
+    def wait_cache_reconciled(self, key: str) -> Snapshot:
+        """Like wait_caught_up, from the controller's caches only (no request to the API)."""
+
+        def check() -> Snapshot | None:
+            cached = self.cached(key)
+            return cached if self.reconciled(key, cached) else None
+
+        result: Snapshot = wait_for(check, f"a reconcile of {key} from what its caches hold now")
+        return result
+
+    def wait_count(self, key: str, count: int) -> None:
+        wait_for(lambda: self.count(key) >= count, f"{count} finished reconciles of {key}")
+
+
+_RECONCILES: weakref.WeakKeyDictionary[AscendJobController, Reconciles] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def reconciles(ctl: AscendJobController) -> Reconciles:
+    """The reconcile log of `ctl` (start_controller installs it before the workers start)."""
+    found = _RECONCILES.get(ctl)
+    if found is None:
+        found = _RECONCILES[ctl] = Reconciles(ctl)
+    return found
 
 
 # --- a kubelet by hand ---------------------------------------------------------------------------

@@ -6,8 +6,8 @@ events and metric labels never mix.
 
 from __future__ import annotations
 
-import threading
 import time
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -24,6 +24,7 @@ from ascendjob_controller.kube.client import (
 from tests.integration.controller.helpers import (
     JOB_LABEL,
     Kubelet,
+    Reconciles,
     condition,
     fresh_namespace,
     get_job,
@@ -31,6 +32,7 @@ from tests.integration.controller.helpers import (
     podgroup_of,
     pods_of,
     pytorch_job,
+    reconciles,
     sample,
     status_of,
     wait_event,
@@ -46,6 +48,14 @@ pytestmark = pytest.mark.integration
 @pytest.fixture
 def ns(kube: KubeClient, controller: AscendJobController) -> str:
     return fresh_namespace(kube)
+
+
+@pytest.fixture
+def done(controller: AscendJobController) -> Reconciles:
+    """For negative checks: `done.wait_caught_up(kube, ns, job)` returns once the controller
+    has reconciled the job from exactly what the server holds, so anything it was going to do
+    about the last change has been done; then the test asserts that nothing else happened."""
+    return reconciles(controller)
 
 
 def test_pytorch_created_running_succeeded(kube: KubeClient, kubelet: Kubelet, ns: str) -> None:
@@ -73,13 +83,8 @@ def test_pytorch_created_running_succeeded(kube: KubeClient, kubelet: Kubelet, n
     wait_event(kube, ns, "pt", "SuccessfulCreateService")
 
 
-def _settle(seconds: float) -> None:
-    """Give the controller time to do something it must not do (a negative check)."""
-    threading.Event().wait(seconds)
-
-
 def test_exitcode_137_recreates_then_exit_1_fails(
-    kube: KubeClient, kubelet: Kubelet, ns: str
+    kube: KubeClient, kubelet: Kubelet, ns: str, done: Reconciles
 ) -> None:
     kube.create(ASCENDJOBS, ns, pytorch_job("ec", policy="ExitCode"))
     pods = wait_pods(kube, ns, "ec", 2)
@@ -123,7 +128,7 @@ def test_exitcode_137_recreates_then_exit_1_fails(
     assert status["restartCount"] == 1
     assert status.get("completionTime")
     # A program's own exit code is final: the pod is kept, not recreated.
-    _settle(1.0)
+    done.wait_caught_up(kube, ns, "ec")
     assert pods_of(kube, ns, "ec")["ec-worker-0"]["metadata"]["uid"] == second["metadata"]["uid"]
 
 
@@ -149,7 +154,7 @@ def test_never_failure_fails_job_and_cleans_running_pods(
 
 
 def test_never_failure_with_clean_none_keeps_pods(
-    kube: KubeClient, kubelet: Kubelet, ns: str
+    kube: KubeClient, kubelet: Kubelet, ns: str, done: Reconciles
 ) -> None:
     kube.create(ASCENDJOBS, ns, pytorch_job("keep", run_policy={"cleanPodPolicy": "None"}))
     pods = wait_pods(kube, ns, "keep", 2)
@@ -157,7 +162,7 @@ def test_never_failure_with_clean_none_keeps_pods(
     wait_state(kube, ns, "keep", "Running")
     kubelet.failed(pods["keep-worker-0"], 1)
     wait_state(kube, ns, "keep", "Failed")
-    _settle(1.0)
+    done.wait_caught_up(kube, ns, "keep")
     assert set(pods_of(kube, ns, "keep")) == {"keep-master-0", "keep-worker-0"}
 
 
@@ -199,18 +204,35 @@ def test_active_deadline_fails_job_with_no_other_event(kube: KubeClient, ns: str
 
 
 def test_ttl_deletes_the_finished_job(kube: KubeClient, kubelet: Kubelet, ns: str) -> None:
-    kube.create(ASCENDJOBS, ns, pytorch_job("ttl", run_policy={"ttlSecondsAfterFinished": 1}))
+    ttl = 3
+    kube.create(ASCENDJOBS, ns, pytorch_job("ttl", run_policy={"ttlSecondsAfterFinished": ttl}))
     pods = wait_pods(kube, ns, "ttl", 2)
     kubelet.run_all(pods)
     wait_state(kube, ns, "ttl", "Running")
     kubelet.succeed_all(pods)
-    wait_state(kube, ns, "ttl", "Succeeded")
-    wait_for(lambda: get_job(kube, ns, "ttl") is None, "the TTL deletion of the job", 20.0)
+    status = wait_state(kube, ns, "ttl", "Succeeded")
+    expiry = datetime.fromisoformat(status["completionTime"]) + timedelta(seconds=ttl)
+
+    def deleted() -> bool:
+        job = get_job(kube, ns, "ttl")
+        answered = datetime.now(UTC)
+        # A lower bound: an answer of "gone" that came back before the TTL expired means the
+        # job was deleted early. (completionTime has whole seconds; the expiry is counted from
+        # it, so no slack is needed; the controller and this test share the machine's clock.)
+        assert job is not None or answered >= expiry, (
+            f"the job was gone at {answered.isoformat()}, before its TTL expired at "
+            f"{expiry.isoformat()}"
+        )
+        return job is None
+
+    wait_for(deleted, "the TTL deletion of the job", 20.0)
     # Its children go with it (garbage collection through the ownerReferences).
     wait_for(lambda: not pods_of(kube, ns, "ttl"), "the pods garbage-collected")
 
 
-def test_volcano_gang_waits_for_podgroup_phase(kube: KubeClient, kubelet: Kubelet, ns: str) -> None:
+def test_volcano_gang_waits_for_podgroup_phase(
+    kube: KubeClient, kubelet: Kubelet, ns: str, done: Reconciles
+) -> None:
     job = pytorch_job(
         "vc",
         workers=2,
@@ -229,7 +251,7 @@ def test_volcano_gang_waits_for_podgroup_phase(kube: KubeClient, kubelet: Kubele
         ),
         "reason PodGroupNotInitialized",
     )
-    _settle(1.5)
+    done.wait_caught_up(kube, ns, "vc")  # it has seen the PodGroup Pending, and acted
     assert pods_of(kube, ns, "vc") == {}, "pods created before the gang was admitted"
     created_cond = condition(status_of(kube, ns, "vc"), "Created")
     assert created_cond is not None and "PodGroup" in created_cond["message"]
@@ -251,7 +273,9 @@ def test_volcano_gang_waits_for_podgroup_phase(kube: KubeClient, kubelet: Kubele
     wait_for(lambda: podgroup_of(kube, ns, created) is None, "the PodGroup deleted")
 
 
-def test_invalid_framework_fails_and_others_progress(kube: KubeClient, ns: str) -> None:
+def test_invalid_framework_fails_and_others_progress(
+    kube: KubeClient, ns: str, done: Reconciles
+) -> None:
     kube.create(ASCENDJOBS, ns, pytorch_job("bad", framework="caffe"))
     kube.create(ASCENDJOBS, ns, pytorch_job("good"))
     status = wait_state(kube, ns, "bad", "Failed")
@@ -262,7 +286,7 @@ def test_invalid_framework_fails_and_others_progress(kube: KubeClient, ns: str) 
     assert event["type"] == "Warning"
     wait_pods(kube, ns, "good", 2)
     wait_state(kube, ns, "good", "Created")
-    _settle(0.5)
+    done.wait_caught_up(kube, ns, "bad")
     assert pods_of(kube, ns, "bad") == {}, "an invalid job got children"
 
 
@@ -303,7 +327,7 @@ def test_scale_workers_2_4_1(kube: KubeClient, kubelet: Kubelet, ns: str) -> Non
     wait_state(kube, ns, "sc", "Succeeded")
 
 
-def test_foreign_owned_pod_is_left_alone(kube: KubeClient, ns: str) -> None:
+def test_foreign_owned_pod_is_left_alone(kube: KubeClient, ns: str, done: Reconciles) -> None:
     owner = kube.create(CONFIGMAPS, ns, {"metadata": {"name": "someone-else"}})
     foreign_ref = {
         "apiVersion": "v1",
@@ -329,7 +353,7 @@ def test_foreign_owned_pod_is_left_alone(kube: KubeClient, ns: str) -> None:
         lambda: {"fo-master-0", "fo-worker-1"} <= set(pods_of(kube, ns, "fo")),
         "the job's own pods",
     )
-    _settle(1.0)
+    done.wait_caught_up(kube, ns, "fo")  # the foreign pod carries our label: it was looked at
     now_pod = kube.get(PODS, ns, "fo-worker-0")
     assert now_pod["metadata"]["uid"] == foreign["metadata"]["uid"]
     assert now_pod["metadata"]["resourceVersion"] == foreign["metadata"]["resourceVersion"]
@@ -343,7 +367,7 @@ def state_is_not_terminal(status: dict[str, Any]) -> bool:
 
 
 def test_deleted_child_pod_is_recreated_without_a_restart(
-    kube: KubeClient, kubelet: Kubelet, ns: str
+    kube: KubeClient, kubelet: Kubelet, ns: str, done: Reconciles
 ) -> None:
     kube.create(ASCENDJOBS, ns, pytorch_job("dp"))
     pods = wait_pods(kube, ns, "dp", 2)
@@ -353,7 +377,7 @@ def test_deleted_child_pod_is_recreated_without_a_restart(
     kube.delete(PODS, ns, "dp-worker-0")
     new = wait_recreated(kube, ns, "dp", "dp-worker-0", old_uid)
     kubelet.running(new)
-    _settle(0.5)
+    done.wait_caught_up(kube, ns, "dp")  # it has seen the new pod Running
     status = status_of(kube, ns, "dp")
     assert (status.get("restartCount") or 0) == 0
     assert condition(status, "Restarting") is None
@@ -469,7 +493,7 @@ def test_exitcode_without_exit_code_recreates(kube: KubeClient, kubelet: Kubelet
 
 
 def test_exitcode_restarts_count_against_backoff_limit(
-    kube: KubeClient, kubelet: Kubelet, ns: str
+    kube: KubeClient, kubelet: Kubelet, ns: str, done: Reconciles
 ) -> None:
     kube.create(
         ASCENDJOBS, ns, pytorch_job("eb", policy="ExitCode", run_policy={"backoffLimit": 1})
@@ -485,7 +509,7 @@ def test_exitcode_restarts_count_against_backoff_limit(
     kubelet.failed(second, 137)
     status = wait_state(kube, ns, "eb", "Failed")
     assert condition(status, "Failed")["reason"] == "BackoffLimitExceeded"  # type: ignore[index]
-    _settle(1.0)
+    done.wait_caught_up(kube, ns, "eb")
     # The failure that exceeded the limit is not retried.
     assert pods_of(kube, ns, "eb")["eb-worker-0"]["metadata"]["uid"] == second["metadata"]["uid"]
 
