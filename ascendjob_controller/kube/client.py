@@ -602,6 +602,9 @@ class _RetriedNotFound(Exception):
 def _api_client(cfg: Any) -> kubernetes.client.ApiClient:
     # We retry ourselves (and must not let urllib3 re-send a create); no hidden retries below.
     cfg.retries = False
+    # TCP keepalive on every connection, with client-go's timings: a peer that vanished (a
+    # node gone, a NAT entry dropped) is noticed by the kernel, not only by our read timeouts.
+    cfg.keep_alive = True
     return kubernetes.client.ApiClient(configuration=cfg)
 
 

@@ -79,6 +79,10 @@ def index_by_controller_uid(obj: JSON) -> list[str]:
     return []
 
 
+#: The longest a watch may stay silent before it is treated as dead (see `_watch`).
+WATCH_SILENCE_SECONDS = 75.0
+
+
 def index_by_label(label_key: str) -> IndexFunc:
     """Index by "namespace/<label value>", e.g. pods by their job-name label."""
 
@@ -362,7 +366,10 @@ class Informer:
         """Follow one watch until the server ends it; return the last resourceVersion seen."""
         low, high = self._watch_timeout_range
         timeout = random.randint(low, high)
-        read_timeout = self._watch_read_timeout or timeout + 15.0
+        # Silence means a dead stream: kube-apiserver bookmarks an idle watch about once a
+        # minute (its watch cache's bookmarkFrequency), so no data for longer than that plus
+        # a margin closes the socket and resumes from `rv`, long before the server's timeout.
+        read_timeout = self._watch_read_timeout or min(timeout + 15.0, WATCH_SILENCE_SECONDS)
         stream = self.client.watch(
             self.resource,
             scope,

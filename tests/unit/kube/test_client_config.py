@@ -75,3 +75,23 @@ def test_auto_prefers_an_explicit_kubeconfig_then_the_service_account(
         KubeClient.auto()  # in a "pod" without a mounted token: the in-cluster path is taken
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST")
     assert KubeClient.auto().host == "127.0.0.1:6553", "KUBECONFIG outside a pod"
+
+
+def test_every_connection_has_tcp_keepalive(tmp_path: Path) -> None:
+    import socket
+
+    path = tmp_path / "kubeconfig"
+    path.write_text(KUBECONFIG)
+    client = KubeClient.from_kubeconfig(str(path))
+    options = client._api.rest_client.pool_manager.connection_pool_kw["socket_options"]
+    assert (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1) in options
+    idle = [o for o in options if o[:2] == (socket.IPPROTO_TCP, socket.TCP_KEEPIDLE)]
+    assert idle and 0 < idle[0][2] <= 60  # probes start within a minute of silence
+
+
+def test_a_silent_watch_is_dead_after_the_bookmark_interval_plus_a_margin() -> None:
+    from ascendjob_controller.kube import informer
+
+    # kube-apiserver bookmarks idle watches about once a minute; the server's own watch
+    # timeout (5-10 min) must not be what ends a dead stream.
+    assert 60 < informer.WATCH_SILENCE_SECONDS <= 90
