@@ -6,6 +6,7 @@ This module starts and stops its own controllers (the shared `controller` fixtur
 from __future__ import annotations
 
 import threading
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from tests.integration.controller.helpers import (
     fresh_namespace,
     pods_of,
     pytorch_job,
+    reconciles,
     status_of,
     wait_for,
     wait_pods,
@@ -61,7 +63,11 @@ def test_restart_count_survives_a_controller_restart(
         ec_new = wait_recreated(
             kube, ns, "ec", "ec-worker-0", ec_pods["ec-worker-0"]["metadata"]["uid"]
         )
-        threading.Event().wait(1.5)
+        # Once it has reconciled both jobs from what the server holds, it has folded in all it
+        # ever will: a restart counted twice would show now.
+        done = reconciles(second)
+        done.wait_caught_up(kube, ns, "of")
+        done.wait_caught_up(kube, ns, "ec")
         assert status_of(kube, ns, "of")["restartCount"] == 2
         assert status_of(kube, ns, "ec")["restartCount"] == 1
 
@@ -91,8 +97,14 @@ def test_deadline_and_ttl_are_kept_across_a_controller_restart(
     finally:
         first.stop(10.0)
 
-    # Both deadlines pass while no controller runs.
-    threading.Event().wait(3.5)
+    # Both deadlines pass while no controller runs (counted from the persisted times, which
+    # have whole seconds: a second more covers the truncation).
+    started = datetime.fromisoformat(status_of(kube, ns, "dl")["startTime"])
+    completed = datetime.fromisoformat(status_of(kube, ns, "ttl")["completionTime"])
+    passed = max(started + timedelta(seconds=3), completed + timedelta(seconds=2))
+    pause = threading.Event()
+    while datetime.now(UTC) < passed + timedelta(seconds=1):
+        pause.wait(0.05)
     assert status_of(kube, ns, "dl")["conditions"][-1]["type"] == "Created"
     second = start_controller(bare_cluster)
     try:
@@ -117,10 +129,18 @@ def test_a_recorded_restart_is_carried_out_once_by_the_next_controller(
         kubelet.run_all(pods)
         wait_state(kube, ns, "ra", "Running")
         bare_cluster.faults.fail("delete", "pods", code=403)
+        deletes_before = bare_cluster.request_count("delete", "pods")
         kubelet.failed(pods["ra-worker-0"], 137)
         wait_for(lambda: _restart_count_is(kube, ns, "ra", 1), "the restart recorded")
-        threading.Event().wait(1.0)  # the first controller tries (and fails) to delete
-        assert "ra-worker-0" in pods_of(kube, ns, "ra")
+        # The first controller tries (and fails) to delete: the server saw the request.
+        wait_for(
+            lambda: bare_cluster.request_count("delete", "pods") > deletes_before,
+            "the refused delete of ra-worker-0",
+        )
+        assert (
+            pods_of(kube, ns, "ra")["ra-worker-0"]["metadata"]["uid"]
+            == (pods["ra-worker-0"]["metadata"]["uid"])
+        )
     finally:
         first.stop(10.0)
         bare_cluster.faults.clear()
