@@ -7,7 +7,6 @@ the job is created (other than the test's own pod-status writes) is the controll
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,6 +18,8 @@ from tests.integration.controller.conftest import start_controller
 from tests.integration.controller.helpers import (
     Kubelet,
     pytorch_job,
+    reconcile_total,
+    reconciles,
     sample,
     state_of,
     wait_for,
@@ -69,8 +70,11 @@ def test_created_to_succeeded_request_budget_and_no_loop(
     wait_for(lambda: _cached_state(ctl, "budget") == "Running", "Running")
     kubelet.succeed_all(pods)
     wait_for(lambda: _cached_state(ctl, "budget") == "Succeeded", "Succeeded")
-    ctl.recorder.flush(10.0)
-    threading.Event().wait(1.0)  # let any stray follow-up reconcile happen before counting
+    # The cache now holds the controller's last status write; once a reconcile that began from
+    # it (the follow-up to that write's watch event) has returned, every request that follow-up
+    # was going to make has been made. No request to the API: those would be counted.
+    done = reconciles(ctl)
+    done.wait_cache_reconciled(f"{NS}/budget")
     ctl.recorder.flush(10.0)
     after = _counts(bare_cluster)
 
@@ -93,10 +97,18 @@ def test_created_to_succeeded_request_budget_and_no_loop(
     total_writes = sum(controller[v] for v in WRITES)
     assert total_writes <= creates + needed_status + events, controller
 
-    # No loop: once finished, the job costs nothing more.
+    # No loop: once finished, the job costs nothing more. Reconcile it again three times (as
+    # any later event would) and wait for those reconciles: none may send a request.
     quiet_from = sum(bare_cluster.request_count(v) for v in WRITES + READS)
-    threading.Event().wait(2.5)
+    reconciled_from = reconcile_total()
+    for _ in range(3):
+        finished = done.count(f"{NS}/budget")
+        ctl.queue.add(f"{NS}/budget")
+        done.wait_count(f"{NS}/budget", finished + 1)
+    done.wait_cache_reconciled(f"{NS}/budget")
+    ctl.recorder.flush(10.0)
     quiet_to = sum(bare_cluster.request_count(v) for v in WRITES + READS)
+    assert reconcile_total() - reconciled_from >= 3, "controller_runtime_reconcile_total moved"
     assert quiet_to == quiet_from, "requests kept coming after the job finished"
     assert _cached_state(ctl, "budget") == "Succeeded"
 
