@@ -36,6 +36,10 @@ REAL_E2E ?= tests/e2e/controller/test_kubectl_jobs.py::test_samples_reach_succee
 test-real: venv real-cluster-bin ## Run the integration suite and the ported e2e tests against a real kube-apiserver.
 	ASCENDJOB_TEST_BACKEND=real $(BIN)/pytest tests/integration $(REAL_E2E) $(PYTEST_ARGS)
 
+.PHONY: fidelity
+fidelity: venv real-cluster-bin ## Differential fidelity suite: the same requests to the local cluster and a real kube-apiserver.
+	$(BIN)/python -m hack.fidelity $(FIDELITY_ARGS)
+
 .PHONY: real-cluster
 real-cluster: venv real-cluster-bin ## A real control plane + simulated kubelet in the foreground (kubectl works against it).
 	PYTHON=$(BIN)/python hack/realcluster/run --port 6443 --kubeconfig $(CURDIR)/kubeconfig.real

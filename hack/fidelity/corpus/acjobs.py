@@ -1,0 +1,208 @@
+"""AscendJob custom resources, and a CRD of our own for schema defaults and pruning."""
+
+from __future__ import annotations
+
+from hack.fidelity.corpus.objects import acjob, crd
+from hack.fidelity.steps import (
+    Until,
+    acj,
+    case,
+    delete,
+    get,
+    patch,
+    post,
+    prep,
+    put,
+    wait_for,
+)
+
+WIDGET_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "properties": {
+                "size": {"type": "integer"},
+                "color": {"type": "string"},
+            },
+        },
+        "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+    },
+}
+WIDGET_SCHEMA_DEFAULTED = {
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "properties": {
+                "size": {"type": "integer"},
+                "color": {"type": "string", "default": "blue"},
+            },
+        },
+        "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+    },
+}
+
+
+def _widgets(plural: str) -> str:
+    return f"/apis/fidelity.example.com/v1/namespaces/{{ns}}/{plural}"
+
+
+def _crd_path(plural: str) -> str:
+    return f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{plural}.fidelity.example.com"
+
+
+def _widget(name: str, **spec: object) -> dict[str, object]:
+    return {
+        "apiVersion": "fidelity.example.com/v1",
+        "kind": "Widget",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+CASES = [
+    case(
+        "acjob-crud",
+        post(acj("ascendjobs"), acjob("j"), save={"rv": "metadata.resourceVersion"}),
+        get(acj("ascendjobs/j")),
+        put(
+            acj("ascendjobs/j"),
+            {**acjob("j", 2), "metadata": {"name": "j", "resourceVersion": "{rv}"}},
+        ),
+        get(acj("ascendjobs"), pick=("kind", "items[*].metadata.name", "items[*].spec")),
+        delete(acj("ascendjobs/j")),
+        get(acj("ascendjobs/j")),
+    ),
+    case(
+        "acjob-unconditional-put-422",
+        prep(post(acj("ascendjobs"), acjob("j"))),
+        put(acj("ascendjobs/j"), acjob("j", 3)),
+    ),
+    case(
+        "acjob-status-subresource-and-generation",
+        prep(post(acj("ascendjobs"), acjob("j"))),
+        patch(
+            acj("ascendjobs/j/status"),
+            {"status": {"conditions": [{"type": "Created", "status": "True"}]}},
+            pick=("metadata.generation", "status"),
+        ),
+        patch(
+            acj("ascendjobs/j"),
+            {"spec": {"replicaSpecs": {"Master": {"replicas": 2}}}},
+            pick=("metadata.generation",),
+        ),
+        patch(
+            acj("ascendjobs/j"),
+            {"status": {"restartCount": 9}},
+            pick=("metadata.generation", "status"),
+        ),
+        patch(
+            acj("ascendjobs/j"), {"metadata": {"labels": {"x": "y"}}}, pick=("metadata.generation",)
+        ),
+    ),
+    case(
+        "acjob-finalizer-delete-bumps-generation",
+        post(
+            acj("ascendjobs"),
+            acjob("j", finalizers=["fidelity.example.com/hold"]),
+            pick=("metadata.generation",),
+        ),
+        delete(acj("ascendjobs/j")),
+        get(
+            acj("ascendjobs/j"),
+            pick=("metadata.generation", "metadata.deletionTimestamp", "metadata.finalizers"),
+        ),
+        patch(acj("ascendjobs/j"), {"metadata": {"finalizers": None}}),
+        get(acj("ascendjobs/j"), pick=("code",)),
+    ),
+    case(
+        "acjob-validation-422",
+        post(acj("ascendjobs"), acjob("j", replicas=-1)),
+        post(acj("ascendjobs"), acjob("j", replicas="two")),
+    ),
+    case(
+        "acjob-unknown-field-pruned-with-warning",
+        post(
+            acj("ascendjobs"),
+            {**acjob("j"), "spec": {**acjob("j")["spec"], "bogus": 1}},
+            pick=("spec",),
+            headers=("Warning",),
+        ),
+    ),
+    case(
+        "acjob-strict-field-validation-400",
+        post(acj("ascendjobs?fieldValidation=Strict"), {**acjob("j"), "spec": {"bogus": 1}}),
+    ),
+    case(
+        "acjob-strategic-merge-415",
+        prep(post(acj("ascendjobs"), acjob("j"))),
+        patch(acj("ascendjobs/j"), {"metadata": {"labels": {"a": "b"}}}, "strategic"),
+    ),
+    case(
+        "acjob-json-patch",
+        prep(post(acj("ascendjobs"), acjob("j"))),
+        patch(
+            acj("ascendjobs/j"),
+            [{"op": "replace", "path": "/spec/replicaSpecs/Master/replicas", "value": 4}],
+            "json",
+            pick=("spec.replicaSpecs.Master.replicas", "metadata.generation"),
+        ),
+    ),
+    case(
+        "acjob-status-on-create-dropped",
+        post(acj("ascendjobs"), {**acjob("j"), "status": {"restartCount": 3}}, pick=("status",)),
+    ),
+    case(
+        "crd-defaults-applied-on-create-and-read",
+        post(
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            crd("widgets{run}a", "Widget", WIDGET_SCHEMA),
+            pick=("metadata.name",),
+        ),
+        wait_for(
+            _crd_path("widgets{run}a"),
+            Until(equals=("status.conditions[type=Established].status", "True")),
+            pick=("status.acceptedNames",),
+        ),
+        post(_widgets("widgets{run}a"), _widget("w", size=1), pick=("spec",), until=None),
+        get(_widgets("widgets{run}a") + "/w", pick=("spec",)),
+        patch(
+            _crd_path("widgets{run}a"),
+            {
+                "spec": {
+                    "versions": [
+                        {**crd("x", "Widget", WIDGET_SCHEMA_DEFAULTED)["spec"]["versions"][0]}
+                    ]
+                }
+            },
+            pick=("metadata.generation",),
+        ),
+        wait_for(
+            _widgets("widgets{run}a") + "/w", Until(has="spec.color", timeout=15), pick=("spec",)
+        ),
+        get(_widgets("widgets{run}a"), pick=("items[*].spec",)),
+        post(_widgets("widgets{run}a"), _widget("w2", size=2), pick=("spec",)),
+        delete(_crd_path("widgets{run}a"), pick=("kind", "metadata.deletionTimestamp")),
+    ),
+    case(
+        "crd-prunes-unknown-fields",
+        prep(
+            post(
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                crd("widgets{run}b", "Widget", WIDGET_SCHEMA),
+            )
+        ),
+        prep(
+            wait_for(
+                _crd_path("widgets{run}b"),
+                Until(equals=("status.conditions[type=Established].status", "True")),
+            )
+        ),
+        post(_widgets("widgets{run}b"), _widget("w", size=1, shape="round"), pick=("spec",)),
+        post(
+            _widgets("widgets{run}b"), _widget("w2", size="big"), pick=("code", "reason", "message")
+        ),
+        prep(delete(_crd_path("widgets{run}b"))),
+    ),
+]

@@ -1,0 +1,121 @@
+"""Malformed and mistaken requests: each must get the real server's Status, never a hang."""
+
+from __future__ import annotations
+
+from hack.fidelity.corpus.objects import configmap, pod
+from hack.fidelity.steps import Step, case, ns_path, patch, post, prep, put
+
+CM_PATH = ns_path("configmaps")
+
+CASES = [
+    case(
+        "bad-create-with-resource-version-500",
+        post("configmaps", {**configmap("c"), "metadata": {"name": "c", "resourceVersion": "5"}}),
+    ),
+    case(
+        "bad-labels-as-string-400",
+        post("configmaps", {**configmap("c"), "metadata": {"name": "c", "labels": "a=b"}}),
+    ),
+    case(
+        "bad-annotations-non-string-values-400",
+        post("configmaps", {**configmap("c"), "metadata": {"name": "c", "annotations": {"a": 1}}}),
+    ),
+    case(
+        "bad-unknown-field-non-latin1-warns",
+        post(
+            "pods",
+            {**pod("p"), "spec": {**pod("p")["spec"], "字段": 1}},
+            pick=("metadata.name",),
+            headers=("Warning",),
+        ),
+    ),
+    case(
+        "bad-unknown-field-strict-400",
+        post("pods?fieldValidation=Strict", {**pod("p"), "spec": {**pod("p")["spec"], "bogus": 1}}),
+    ),
+    case(
+        "bad-json-body-400",
+        Step("POST", CM_PATH, raw=b'{"apiVersion": "v1", "kind": "ConfigMap", '),
+    ),
+    case(
+        "bad-empty-body",
+        Step("POST", CM_PATH, raw=b""),
+    ),
+    case(
+        "bad-kind-mismatch-400",
+        post("configmaps", {**configmap("c"), "kind": "Secret"}),
+    ),
+    case(
+        "bad-api-version-mismatch-400",
+        post("configmaps", {**configmap("c"), "apiVersion": "apps/v1"}),
+    ),
+    case(
+        "bad-name-mismatch-on-put-400",
+        prep(post("configmaps", configmap("c"))),
+        put("configmaps/c", configmap("other")),
+    ),
+    case(
+        "bad-namespace-mismatch-400",
+        post("configmaps", configmap("c", namespace="elsewhere")),
+    ),
+    case(
+        "bad-invalid-name-422",
+        post("configmaps", configmap("Bad_Name")),
+        post(
+            "services",
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "1svc"},
+                "spec": {"ports": [{"port": 80}]},
+            },
+        ),
+    ),
+    case(
+        "bad-missing-name-422",
+        post("configmaps", {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}}),
+    ),
+    case(
+        "bad-post-to-named-resource-405",
+        post("configmaps/c", configmap("c")),
+    ),
+    case(
+        "bad-unknown-resource-404",
+        Step("GET", "/api/v1/namespaces/{ns}/widgets"),
+        Step("GET", "/apis/mindxdl.gitee.com/v1/namespaces/{ns}/nothings/x"),
+    ),
+    case(
+        "bad-patch-body-not-json-400",
+        prep(post("configmaps", configmap("c"))),
+        Step(
+            "PATCH", CM_PATH + "/c", raw=b"{not json", content_type="application/merge-patch+json"
+        ),
+    ),
+    case(
+        "bad-json-patch-not-a-list",
+        prep(post("configmaps", configmap("c"))),
+        patch("configmaps/c", {"op": "add"}, "json"),
+    ),
+    case(
+        "bad-pod-without-containers-422",
+        post(
+            "pods",
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "p"},
+                "spec": {"containers": []},
+            },
+        ),
+    ),
+    case(
+        "bad-yaml-body-accepted",
+        Step(
+            "POST",
+            CM_PATH,
+            raw=b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\ndata:\n  k: v\n",
+            content_type="application/yaml",
+            pick=("metadata.name", "data"),
+        ),
+    ),
+]
