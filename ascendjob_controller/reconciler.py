@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import Counter as CountOf
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -104,24 +103,38 @@ def owning_job_key(obj: dict[str, Any]) -> str | None:
 
 @dataclass
 class JobStates:
-    """The `ascendjob_jobs{state}` gauge, kept as a map key -> state so deletes stay exact."""
+    """The `ascendjob_jobs{state}` gauge, kept as a map key -> state so deletes stay exact.
+
+    Counts move by one per change (O(1) per reconcile, not a recount of every job), and only
+    the gauges of the two states involved are touched.
+    """
 
     _states: dict[str, str]
+    _counts: dict[str, int]
     _lock: threading.Lock
 
     @classmethod
     def new(cls) -> JobStates:
-        return cls({}, threading.Lock())
+        for name in ALL_STATES:
+            metrics.JOBS.labels(state=name)  # every state exported from the start, at 0
+        return cls({}, {}, threading.Lock())
 
     def set(self, key: str, state: str | None) -> None:
         with self._lock:
-            if state is None:
-                self._states.pop(key, None)
-            else:
+            old = self._states.pop(key, None) if state is None else self._states.get(key)
+            if old == state:
+                return
+            if state is not None:
                 self._states[key] = state
-            counts = CountOf(self._states.values())
-            for name in ALL_STATES:
-                metrics.JOBS.labels(state=name).set(counts.get(name, 0))
+            for name, delta in ((old, -1), (state, 1)):
+                if name is not None:
+                    self._counts[name] = self._counts.get(name, 0) + delta
+                    metrics.JOBS.labels(state=name).set(self._counts[name])
+
+    def counts(self) -> dict[str, int]:
+        """Jobs per state, for tests and the benchmarks."""
+        with self._lock:
+            return {name: n for name, n in self._counts.items() if n}
 
 
 class OwnStatusWrites:
@@ -242,7 +255,18 @@ class JobReconciler:
         failures = self._execute(job, plan, bound)
         failures += self._sync_ranktable(job, plan, children["Pod"], bound)
         self.job_states.set(key, plan.state)
-        bound.info(
+        changed = bool(
+            plan.creates
+            or plan.deletes
+            or plan.force_deletes
+            or plan.adopts
+            or plan.status is not None
+            or plan.podgroup_patch is not None
+            or plan.delete_job
+            or failures
+        )
+        # Info for what changed, debug for the no-ops (most pod updates change nothing).
+        (bound.info if changed else bound.debug)(
             "reconciled",
             state=plan.state,
             creates=len(plan.creates),
