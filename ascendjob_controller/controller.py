@@ -200,6 +200,7 @@ class AscendJobController:
     def stop(self, timeout: float = 30.0) -> None:
         """Stop taking keys, let in-flight reconciles finish in `timeout`, then stop the rest."""
         self.runner.stop(timeout)
+        self.reconciler.close()
         self.factory.stop()
         self.recorder.stop()
 
