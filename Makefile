@@ -30,11 +30,8 @@ real-cluster-bin: ## Build kube-apiserver, kube-controller-manager and etcd from
 	hack/realcluster/build.sh
 
 .PHONY: test-real
-# The e2e tests proven on the real lane so far; the rest of tests/e2e is still being ported.
-REAL_E2E ?= tests/e2e/controller/test_kubectl_jobs.py::test_samples_reach_succeeded_with_status_column_moving
-
-test-real: venv real-cluster-bin ## Run the integration suite and the ported e2e tests against a real kube-apiserver.
-	ASCENDJOB_TEST_BACKEND=real $(BIN)/pytest tests/integration $(REAL_E2E) $(PYTEST_ARGS)
+test-real: venv real-cluster-bin ## Run the integration and e2e suites against a real kube-apiserver (the controller as its ServiceAccount).
+	ASCENDJOB_TEST_BACKEND=real $(BIN)/pytest tests/integration tests/e2e $(PYTEST_ARGS)
 
 .PHONY: fidelity
 fidelity: venv real-cluster-bin ## Differential fidelity suite: the same requests to the local cluster and a real kube-apiserver.
