@@ -160,6 +160,40 @@ def test_samples_reach_succeeded_with_status_column_moving(
     assert ranks == ["0", "1", "2", "3"], table
 
 
+RANKTABLE_SAMPLES = {
+    # sample: (servers, rank_ids in server order)
+    "acjob_pytorch_ranktable.yaml": (3, ["0", "1", "2", "3", "4", "5"]),
+    "acjob_mindspore_ranktable.yaml": (2, ["0", "1", "2", "3"]),  # the Scheduler is no server
+    "acjob_tensorflow_ranktable.yaml": (2, ["0", "1", "2", "3"]),
+}
+
+
+def test_rank_table_samples_complete_their_tables(
+    kubectl: Kubectl, controller: AscendJobController
+) -> None:
+    ns = f"e2e-{uuid.uuid4().hex[:6]}"
+    kubectl("create", "namespace", ns)
+    docs = {name: _load(name) for name in RANKTABLE_SAMPLES}
+    for doc in docs.values():
+        # One at a time: the test cluster's one node has 8 NPUs, and a pod the simulated
+        # device plugin cannot serve runs without devices (its table would stay initializing).
+        kubectl("apply", "-n", ns, "-f", "-", stdin=yaml.safe_dump(doc))
+        name = doc["metadata"]["name"]
+        seen = _follow(kubectl, ns, [name])
+        assert seen[name][-1] == "Succeeded", (name, seen[name])
+    for sample, doc in docs.items():
+        name = doc["metadata"]["name"]
+        text = kubectl(
+            "get", "cm", f"rings-config-{name}", "-n", ns, "-o", r"jsonpath={.data.hccl\.json}"
+        ).stdout
+        table = json.loads(text)
+        servers, ranks = RANKTABLE_SAMPLES[sample]
+        assert table["status"] == "completed", (name, table)
+        assert table["server_count"] == str(servers), (name, table)
+        got = [d["rank_id"] for server in table["server_list"] for d in server["device"]]
+        assert got == ranks, (name, table)
+
+
 def _scripted_job(name: str, policy: str, codes: str) -> dict[str, Any]:
     """A small PyTorch job whose Worker exits with `codes`, run after run."""
 

@@ -50,7 +50,7 @@ def test_samples_apply_with_server_dry_run(
     kubectl_bin: str, bare_cluster: Any, repo_root: Path
 ) -> None:
     samples = repo_root / "manifests" / "samples"
-    # `kubectl apply -f manifests/samples/` takes every file: the seven small samples and the seed.
+    # `kubectl apply -f manifests/samples/` takes every file: the ten small samples and the seed.
     out = kubectl(kubectl_bin, bare_cluster, "apply", "--dry-run=server", "-f", str(samples))
     assert out.returncode == 0, out.stderr
-    assert out.stdout.count("ascendjob.mindxdl.gitee.com/") == 8, out.stdout
+    assert out.stdout.count("ascendjob.mindxdl.gitee.com/") == 11, out.stdout

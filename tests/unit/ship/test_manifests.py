@@ -20,6 +20,9 @@ SAMPLES = (
     "acjob_restart_onfailure.yaml",
     "acjob_restart_exitcode.yaml",
     "acjob_restart_always.yaml",
+    "acjob_pytorch_ranktable.yaml",
+    "acjob_mindspore_ranktable.yaml",
+    "acjob_tensorflow_ranktable.yaml",
     "pytorch_multinodes_acjob_910b.yaml",
 )
 LEADERS = {"pytorch": "Master", "mindspore": "Scheduler", "tensorflow": "Chief"}
@@ -329,7 +332,12 @@ def test_failure_samples_carry_sim_annotations(repo_root: Path) -> None:
             assert int(annotations["sim.acjob.local/run-seconds"]) > 0
             if "sim.acjob.local/exit-code" in annotations:
                 exit_codes[name] = annotations["sim.acjob.local/exit-code"]
-            assert "volumes" not in spec["template"]["spec"]  # small: no NFS, no driver mounts
+            # Small: no NFS, no driver mounts; at most the job's own rank-table ConfigMap.
+            volumes = spec["template"]["spec"].get("volumes", [])
+            ranktable = {"configMap": {"name": f"rings-config-{job['metadata']['name']}"}}
+            assert all(
+                {k: v for k, v in vol.items() if k != "name"} == ranktable for vol in volumes
+            )
     assert exit_codes == {
         "acjob_restart_never.yaml": "1",
         "acjob_restart_onfailure.yaml": "1,0",
