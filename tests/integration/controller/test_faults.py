@@ -14,6 +14,7 @@ import pytest
 from ascendjob_controller.controller import AscendJobController
 from ascendjob_controller.job import plan as planning
 from ascendjob_controller.kube.client import ASCENDJOBS, KubeClient
+from ascendjob_controller.kube.informer import Informer
 from tests.integration.controller.helpers import (
     Kubelet,
     fresh_namespace,
@@ -132,21 +133,43 @@ def test_a_conflicted_transition_is_announced_once(
     assert sample("ascendjob_jobs_successful_total", labels) == 1
 
 
+def _server_lists(cluster: Any, informers: list[Informer]) -> dict[str, int]:
+    return {i.resource.plural: cluster.request_count("list", i.resource.plural) for i in informers}
+
+
 @pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_dropped_and_expired_watches_do_not_lose_a_job(
-    bare_cluster: Any, kube: KubeClient, kubelet: Kubelet, ns: str
+    bare_cluster: Any, kube: KubeClient, kubelet: Kubelet, ns: str, controller: AscendJobController
 ) -> None:
+    informers = controller.informers  # jobs, pods, services, podgroups
     kube.create(ASCENDJOBS, ns, pytorch_job("dw", workers=2))
     pods = wait_pods(kube, ns, "dw", 3)
     bare_cluster.faults.drop_watches()
     kubelet.run_all(pods)
     wait_state(kube, ns, "dw", "Running")
-    for _ in range(4):  # every informer's next watch gets 410 Gone and must relist
+    before = _server_lists(bare_cluster, informers)
+    lists_before = {i.resource.plural: i.lists for i in informers}
+    # The next four watches get 410 Gone, and every watch ends now: each informer that opens
+    # one of them must relist. (Which informers open them is a race: one whose watch ends with
+    # no events backs off a moment, and a fast one may take two in a row.)
+    for _ in range(4):
         bare_cluster.faults.expire_next_watch()
     bare_cluster.faults.drop_watches()
     kubelet.failed(pods["dw-worker-1"], 1)
     status = wait_state(kube, ns, "dw", "Failed")
     assert status["replicaStatuses"]["Worker"]["failed"] == 1
+
+    def relists() -> dict[str, int]:
+        now = _server_lists(bare_cluster, informers)
+        return {r: now[r] - before[r] for r in now}
+
+    # One relist per 410, as the server counts them (the test itself lists none of these
+    # resources), and the informers count the same LISTs.
+    wait_for(lambda: sum(relists().values()) >= 4, "a relist for each of the four 410s")
+    assert sum(relists().values()) == 4, relists()
+    assert {i.resource.plural: i.lists - lists_before[i.resource.plural] for i in informers} == (
+        relists()
+    )
 
 
 def test_a_job_that_breaks_the_planner_is_reported_and_others_carry_on(
