@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from pytest_mock import MockerFixture
 
+from ascendjob_controller import metrics
 from ascendjob_controller.controller import AscendJobController, ControllerOptions
 from ascendjob_controller.kube.client import ASCENDJOBS, CONFIGMAPS, PODS, ApiError, KubeClient
 from tests.integration.controller.helpers import (
@@ -93,6 +94,15 @@ def allocate(kube: KubeClient, kubelet: Kubelet, pod: dict[str, Any], node: int)
     )
 
 
+def configmap_writes() -> float:
+    return (
+        metrics.REGISTRY.get_sample_value(
+            "ascendjob_ranktable_writes_total", {"target": "configmap", "result": "success"}
+        )
+        or 0.0
+    )
+
+
 def stored_table(kube: KubeClient, ns: str, name: str) -> dict[str, Any] | None:
     try:
         cm = kube.get(CONFIGMAPS, ns, f"rings-config-{name}")
@@ -131,6 +141,7 @@ def test_configmap_is_created_first_then_completed_and_follows_a_replacement(
 ) -> None:
     kube = make_client(bare_cluster)
     ns = fresh_namespace(kube)
+    writes_before = configmap_writes()
     kube.create(ASCENDJOBS, ns, npu_job("rt", configmap_volume("rt")))
     pods = wait_pods(kube, ns, "rt", 3)
 
@@ -152,6 +163,9 @@ def test_configmap_is_created_first_then_completed_and_follows_a_replacement(
         "version": "1.0",
     }
     assert int(done["version"]) > 0
+    # Once per change, not once per pod event: the create, then the completed table, though
+    # the pods were written nine times meanwhile.
+    assert configmap_writes() - writes_before == 2
 
     # Worker 1 is killed (137 under ExitCode): initializing while it is replaced...
     kubelet.failed(pods["rt-worker-1"], 137)
