@@ -47,6 +47,21 @@ def rest_count(code: str, method: str, host: str) -> float:
     return value or 0.0
 
 
+def rest_total(method: str, host: str) -> float:
+    """rest_client_requests_total for `method` and `host`, over every code (errors included)."""
+    total = 0.0
+    for family in metrics.REGISTRY.collect():
+        for sample in family.samples:
+            labels = sample.labels
+            if (
+                sample.name == "rest_client_requests_total"
+                and labels.get("method") == method
+                and labels.get("host") == host
+            ):
+                total += sample.value
+    return total
+
+
 class BlackholeProxy:
     """A TCP proxy to the API server that can turn its open connections into dead ones.
 

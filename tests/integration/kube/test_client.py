@@ -25,6 +25,7 @@ from tests.integration.kube.helpers import (
     fresh_namespace,
     make_client,
     rest_count,
+    rest_total,
     wait_for,
 )
 
@@ -182,13 +183,18 @@ def test_generate_name_create_is_never_retried(bare_cluster: Any) -> None:
     bare_cluster.faults.latency(1.0, verb="create")
     body = {"metadata": {"generateName": "gen-"}, "data": {}}
     creates = bare_cluster.request_count("create", "configmaps")
+    posts = rest_total("POST", client.host)
     with pytest.raises(ApiConnectionError) as exc:
         client.create(CONFIGMAPS, ns, body, timeout=0.3)
     assert exc.value.ambiguous
     bare_cluster.faults.clear()
     assert bare_cluster.request_count("create", "configmaps") - creates == 1
+    # The server finishes the slow create (the object shows up): nothing of that call is in
+    # flight any more. Then exactly one POST was sent, as the client and the server count it,
+    # and exactly one object exists.
     wait_for(lambda: len(client.list(CONFIGMAPS, ns)["items"]) == 1, what="the one create")
-    time.sleep(1.2)
+    assert rest_total("POST", client.host) - posts == 1, "the client sent one POST"
+    assert bare_cluster.request_count("create", "configmaps") - creates == 1
     assert len(client.list(CONFIGMAPS, ns)["items"]) == 1, "no second object ever appears"
 
 
@@ -287,15 +293,18 @@ def test_close_from_another_thread_unblocks_the_reader(bare_cluster: Any) -> Non
         allow_bookmarks=False,
     )
     done = threading.Event()
+    reading = threading.Event()
 
     def read() -> None:
         for _ in stream:
-            pass
+            reading.set()  # then back to a read that only close() can end
         done.set()
 
     thread = threading.Thread(target=read)
     thread.start()
-    time.sleep(0.2)
+    client.create(CONFIGMAPS, ns, configmap("wake"))
+    assert reading.wait(30), "the reader got the first event"
+    assert not done.is_set(), "the stream stays open with nothing more to read"
     stream.close()
     assert done.wait(30), "close() woke the blocked reader"
     thread.join(30)
