@@ -63,16 +63,16 @@ def kubectl_bin() -> str:
     pytest.skip(message)
 
 
-def start_cluster(kubeconfig: Path, kubelet: bool) -> Any:
-    """A started cluster of the selected backend."""
+def start_cluster(kubeconfig: Path, kubelet: bool, nodes: int = 1) -> Any:
+    """A started cluster of the selected backend (`nodes` simulated nodes of 8 NPUs)."""
     if BACKEND == "real":
         from ascendjob_controller.localcluster.realcluster import RealCluster
 
-        cluster: Any = RealCluster(kubeconfig_path=kubeconfig, kubelet=kubelet)
+        cluster: Any = RealCluster(kubeconfig_path=kubeconfig, kubelet=kubelet, nodes=nodes)
     else:
         from ascendjob_controller.localcluster.cluster import LocalCluster
 
-        cluster = LocalCluster(kubeconfig_path=kubeconfig, kubelet=kubelet)
+        cluster = LocalCluster(kubeconfig_path=kubeconfig, kubelet=kubelet, nodes=nodes)
     cluster.start()
     return cluster
 

@@ -23,6 +23,7 @@ from ascendjob_controller.controller import AscendJobController, ControllerOptio
 from ascendjob_controller.kube.client import KubeClient
 from ascendjob_controller.localcluster.cluster import LocalCluster
 from tests import identity
+from tests.conftest import start_cluster
 
 pytestmark = pytest.mark.e2e
 
@@ -35,6 +36,15 @@ WAIT = 120.0
 TERMINAL = ("Succeeded", "Failed")
 
 Kubectl = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def local_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Two simulated nodes (16 NPUs): the samples applied together need 11, and a pod the
+    device plugin cannot serve would leave its job's rank table initializing."""
+    cluster = start_cluster(tmp_path_factory.mktemp("lc") / "kubeconfig", kubelet=True, nodes=2)
+    yield cluster
+    cluster.stop()
 
 
 @pytest.fixture(scope="module")
@@ -175,8 +185,8 @@ def test_rank_table_samples_complete_their_tables(
     kubectl("create", "namespace", ns)
     docs = {name: _load(name) for name in RANKTABLE_SAMPLES}
     for doc in docs.values():
-        # One at a time: the test cluster's one node has 8 NPUs, and a pod the simulated
-        # device plugin cannot serve runs without devices (its table would stay initializing).
+        # One at a time, so each job's NPUs fit on the module's two nodes whatever else runs:
+        # a pod the simulated device plugin cannot serve runs without devices.
         kubectl("apply", "-n", ns, "-f", "-", stdin=yaml.safe_dump(doc))
         name = doc["metadata"]["name"]
         seen = _follow(kubectl, ns, [name])
