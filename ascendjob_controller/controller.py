@@ -20,6 +20,7 @@ import structlog
 
 from ascendjob_controller import metrics
 from ascendjob_controller.job import plan as planning
+from ascendjob_controller.job.pod_view import planner_view
 from ascendjob_controller.job.types import JOB_NAME_LABEL
 from ascendjob_controller.kube.client import (
     ASCENDJOBS,
@@ -126,6 +127,7 @@ class AscendJobController:
             informers=informers,
             controller_label=metrics.CONTROLLER_NAME,
         )
+        self.pod_updates_ignored = 0  # for tests and benchmarks
         self._register_handlers()
         self._informers_started = False
 
@@ -137,7 +139,10 @@ class AscendJobController:
             on_update=self._job_updated,
             on_delete=self._job_deleted,
         )
-        for informer in (self.pods, self.services, self.podgroups):
+        self.pods.add_event_handler(
+            on_add=self._child_added, on_update=self._pod_updated, on_delete=self._child_deleted
+        )
+        for informer in (self.services, self.podgroups):
             if informer is not None:
                 informer.add_event_handler(
                     on_add=self._child_added,
@@ -170,6 +175,12 @@ class AscendJobController:
             self.queue.add(old_key)
         if new_key is not None:
             self.queue.add(new_key)
+
+    def _pod_updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        if planner_view(old) == planner_view(new):
+            self.pod_updates_ignored += 1
+            return  # conditions, timestamps, the binding: nothing a decision reads changed
+        self._child_updated(old, new)
 
     def _child_deleted(self, obj: dict[str, Any] | DeletedFinalStateUnknown) -> None:
         child = _unwrap(obj)
