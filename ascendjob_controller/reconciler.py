@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -77,6 +77,32 @@ STALE_JOB_RECHECK_SECONDS = 1.0
 MAX_PARALLEL_CREATES = 16
 #: After this long, plan from the cache anyway: a 409 and a re-plan is the worst outcome.
 STALE_JOB_GIVE_UP_SECONDS = 30.0
+
+
+@dataclass
+class _Outcome:
+    """What one reconcile did, across its (at most two) plans."""
+
+    failures: list[str] = field(default_factory=list)
+    services: list[dict[str, Any]] = field(default_factory=list)  # created by the last plan
+    job: dict[str, Any] | None = None  # the job as our status write returned it
+    creates: int = 0
+    deletes: int = 0
+    status_written: bool = False
+    acted: bool = False
+
+    def note(self, plan: planning.Plan) -> None:
+        self.creates += len(plan.creates)
+        self.deletes += len(plan.deletes) + len(plan.force_deletes)
+        self.status_written = self.status_written or plan.status is not None
+        self.acted = self.acted or bool(
+            plan.creates
+            or plan.deletes
+            or plan.force_deletes
+            or plan.adopts
+            or plan.status is not None
+            or plan.podgroup_patch is not None
+        )
 
 
 class ReconcileError(Exception):
@@ -219,16 +245,41 @@ class JobReconciler:
         started = time.monotonic()
         job = self._jobs.store.get(key)
         namespace, _, name = key.partition("/")
-        bound = log.bind(namespace=namespace, name=name)
         if job is None:
-            self._expectations.forget(key)
-            self._own_writes.forget(key)
-            self.job_states.set(key, None)
-            if self._ranktables is not None:
-                self._ranktables.forget(key)
-            bound.debug("job_gone")
-            return Result()
+            return self._job_gone(key, log.bind(namespace=namespace, name=name))
         bound = bind_job(log, job)
+        held = self._held_back(key, job, bound)
+        if held is not None:
+            return held
+
+        children = self._children(job)
+        plan = self._plan(job, children, bound)
+        outcome = self._execute(job, plan, bound)
+        if outcome.services and not outcome.failures:
+            # The Service's ClusterIP came back in the create response: plan again with it, so
+            # the pods are created now instead of one watch round trip later.
+            services = children["Service"] + outcome.services
+            plan = self._plan(outcome.job or job, {**children, "Service": services}, bound)
+            outcome = self._execute(outcome.job or job, plan, bound, outcome)
+        failures = outcome.failures
+        failures += self._sync_ranktable(outcome.job or job, plan, children["Pod"], bound)
+        self.job_states.set(key, plan.state)
+        self._log_reconciled(plan, outcome, bound, started)
+        if failures:
+            raise ReconcileError("; ".join(failures))
+        return Result(requeue_after=plan.requeue_after)
+
+    def _job_gone(self, key: str, bound: Any) -> Result:
+        self._expectations.forget(key)
+        self._own_writes.forget(key)
+        self.job_states.set(key, None)
+        if self._ranktables is not None:
+            self._ranktables.forget(key)
+        bound.debug("job_gone")
+        return Result()
+
+    def _held_back(self, key: str, job: dict[str, Any], bound: Any) -> Result | None:
+        """A Result when the job must not be planned yet (a stale cache), else None."""
         if not self._expectations.satisfied(key):
             expires_in = self._expectations.expires_in(key)
             bound.debug("expectations_pending", expires_in=expires_in)
@@ -237,10 +288,13 @@ class JobReconciler:
         if self._own_writes.stale(key, job["metadata"].get("resourceVersion")):
             bound.debug("cache_behind_own_status_write")
             return Result(requeue_after=STALE_JOB_RECHECK_SECONDS)
+        return None
 
-        children = self._children(job)
+    def _plan(
+        self, job: dict[str, Any], children: dict[str, list[dict[str, Any]]], bound: Any
+    ) -> planning.Plan:
         try:
-            plan = planning.plan(
+            return planning.plan(
                 job,
                 children["Pod"],
                 children["Service"],
@@ -260,32 +314,20 @@ class JobReconciler:
                 ),
             )
             raise
-        failures = self._execute(job, plan, bound)
-        failures += self._sync_ranktable(job, plan, children["Pod"], bound)
-        self.job_states.set(key, plan.state)
-        changed = bool(
-            plan.creates
-            or plan.deletes
-            or plan.force_deletes
-            or plan.adopts
-            or plan.status is not None
-            or plan.podgroup_patch is not None
-            or plan.delete_job
-            or failures
-        )
+
+    @staticmethod
+    def _log_reconciled(plan: planning.Plan, outcome: _Outcome, bound: Any, started: float) -> None:
+        changed = bool(outcome.acted or outcome.failures or plan.delete_job)
         # Info for what changed, debug for the no-ops (most pod updates change nothing).
         (bound.info if changed else bound.debug)(
             "reconciled",
             state=plan.state,
-            creates=len(plan.creates),
-            deletes=len(plan.deletes),
-            status_written=plan.status is not None,
+            creates=outcome.creates,
+            deletes=outcome.deletes,
+            status_written=outcome.status_written,
             requeue_after=plan.requeue_after,
             duration_ms=round((time.monotonic() - started) * 1000, 2),
         )
-        if failures:
-            raise ReconcileError("; ".join(failures))
-        return Result(requeue_after=plan.requeue_after)
 
     # -- reading the caches ----------------------------------------------------------------------
 
@@ -310,10 +352,19 @@ class JobReconciler:
 
     # -- carrying out the plan ---------------------------------------------------------------
 
-    def _execute(self, job: dict[str, Any], plan: planning.Plan, bound: Any) -> list[str]:
+    def _execute(
+        self,
+        job: dict[str, Any],
+        plan: planning.Plan,
+        bound: Any,
+        outcome: _Outcome | None = None,
+    ) -> _Outcome:
         key = object_key(job)
         labels = self._metric_labels(job)
-        failures: list[str] = []
+        outcome = outcome or _Outcome()
+        outcome.services = []
+        failures = outcome.failures
+        outcome.note(plan)
 
         for ref in plan.adopts:
             failures.extend(self._adopt(job, ref, bound))
@@ -330,7 +381,7 @@ class JobReconciler:
             self._expectations.expect_creations(key, [object_key(body) for body in creates])
         # Services and PodGroups first (the plan orders them so), one at a time; then the pods.
         for body in [b for b in creates if b.get("kind") != "Pod"]:
-            failures.extend(self._create(job, body, labels, bound))
+            failures.extend(self._create(job, body, labels, bound, outcome.services))
         failures.extend(
             self._create_pods(job, [b for b in creates if b.get("kind") == "Pod"], labels, bound)
         )
@@ -351,7 +402,7 @@ class JobReconciler:
         # after a 409 the re-plan makes the same transition again and announces it then.
         stored = True
         if plan.status is not None:
-            status_failures = self._write_status(job, plan, labels, bound)
+            status_failures = self._write_status(job, plan, labels, bound, outcome)
             failures.extend(status_failures)
             stored = not status_failures
         if stored:
@@ -362,7 +413,7 @@ class JobReconciler:
 
         if plan.delete_job and not failures:
             failures.extend(self._delete_job(job, bound))
-        return failures
+        return outcome
 
     def _create_pods(
         self,
@@ -397,13 +448,18 @@ class JobReconciler:
         return failures
 
     def _create(
-        self, job: dict[str, Any], body: dict[str, Any], labels: dict[str, str], bound: Any
+        self,
+        job: dict[str, Any],
+        body: dict[str, Any],
+        labels: dict[str, str],
+        bound: Any,
+        services: list[dict[str, Any]] | None = None,
     ) -> list[str]:
         key, ckey = object_key(job), object_key(body)
         kind = body.get("kind", "")
         resource = _RESOURCE_BY_KIND[kind]
         try:
-            self._client.create(resource, body["metadata"]["namespace"], body)
+            created = self._client.create(resource, body["metadata"]["namespace"], body)
         except Exception as err:
             self._expectations.creation_failed(key, ckey)
             if is_already_exists(err):
@@ -419,6 +475,8 @@ class JobReconciler:
                 )
             return [f"create {kind} {ckey}: {err}"]
         bound.info("child_created", kind=kind, child=ckey)
+        if kind == "Service" and services is not None and isinstance(created, dict):
+            services.append(created)
         if kind == "Pod":
             metrics.PODS_CREATED.labels(**labels).inc()
         self._emit(job, planning.event_for_create(body))
@@ -529,7 +587,12 @@ class JobReconciler:
         return informer.store.get(f"{ref.namespace}/{ref.name}") if informer else None
 
     def _write_status(
-        self, job: dict[str, Any], plan: planning.Plan, labels: dict[str, str], bound: Any
+        self,
+        job: dict[str, Any],
+        plan: planning.Plan,
+        labels: dict[str, str],
+        bound: Any,
+        outcome: _Outcome | None = None,
     ) -> list[str]:
         body = {
             "apiVersion": job.get("apiVersion", ASCENDJOBS.api_version),
@@ -560,6 +623,8 @@ class JobReconciler:
             (written or {}).get("metadata", {}).get("resourceVersion"),
         )
         self._count_transitions(plan, labels)
+        if outcome is not None and isinstance(written, dict) and written.get("metadata"):
+            outcome.job = written
         return []
 
     @staticmethod

@@ -35,7 +35,8 @@ Decisions documented here because the design leaves them open:
   the job stays Running meanwhile (row 8 of status.py). A Failed pod is handled by its restart
   policy even if someone else is already deleting it.
 - Pods are created only when the leader Service has a ClusterIP (it goes into their
-  environment) and, with gang scheduling, when the PodGroup's phase is past Pending.
+  environment; the reconciler re-plans with the Service its create returned, so this costs no
+  extra reconcile) and, with gang scheduling, when the PodGroup's phase is past Pending.
 - On finish: cleanPodPolicy Running deletes Pending/Running pods, All deletes every pod; with
   either, the leader Service goes too (nothing can reach a finished job). The PodGroup is
   always deleted on finish, so Volcano stops reserving resources for it. A spec edited into
