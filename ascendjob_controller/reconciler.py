@@ -56,6 +56,7 @@ from ascendjob_controller.kube.client import (
 from ascendjob_controller.kube.events import EventRecorder
 from ascendjob_controller.kube.expectations import Expectations
 from ascendjob_controller.kube.informer import Informer, index_by_label, object_key
+from ascendjob_controller.kube.mergepatch import merge_patch
 from ascendjob_controller.kube.runner import Result
 from ascendjob_controller.logging import bind_job
 from ascendjob_controller.ranktable_writer import RankTableWriter
@@ -594,20 +595,22 @@ class JobReconciler:
         bound: Any,
         outcome: _Outcome | None = None,
     ) -> list[str]:
+        meta = job["metadata"]
+        # Only what changed, and never the spec back; the resourceVersion precondition keeps
+        # optimistic concurrency: a newer job than our cache's gets 409, never overwritten.
         body = {
-            "apiVersion": job.get("apiVersion", ASCENDJOBS.api_version),
-            "kind": ASCENDJOBS.kind,
-            "metadata": {
-                "name": job["metadata"]["name"],
-                "namespace": job["metadata"]["namespace"],
-                # Optimistic concurrency: a newer job than our cache's gets 409, never overwritten.
-                "resourceVersion": job["metadata"]["resourceVersion"],
-            },
-            "spec": job.get("spec", {}),
-            "status": plan.status,
+            "metadata": {"resourceVersion": meta["resourceVersion"]},
+            "status": merge_patch(job.get("status") or {}, plan.status),
         }
         try:
-            written = self._client.update_status(ASCENDJOBS, job["metadata"]["namespace"], body)
+            written = self._client.patch(
+                ASCENDJOBS,
+                meta["namespace"],
+                meta["name"],
+                body,
+                patch_type="merge",
+                subresource="status",
+            )
         except Exception as err:
             if is_not_found(err):
                 return []

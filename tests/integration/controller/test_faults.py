@@ -65,13 +65,21 @@ def test_status_conflicts_are_replanned_not_lost(
     kube.create(ASCENDJOBS, ns, pytorch_job("cf"))
     pods = wait_pods(kube, ns, "cf", 2)
     wait_state(kube, ns, "cf", "Created")
-    bare_cluster.faults.fail("update", "ascendjobs/status", code=409, count=3)
+    conflicts_before = _status_conflicts(bare_cluster)
+    bare_cluster.faults.fail("patch", "ascendjobs/status", code=409, count=3)
     kubelet.run_all(pods)
     wait_state(kube, ns, "cf", "Running")
     kubelet.succeed_all(pods)
     status = wait_state(kube, ns, "cf", "Succeeded")
     assert status["replicaStatuses"]["Worker"]["succeeded"] == 1
     assert [c["type"] for c in status["conditions"]] == ["Created", "Running", "Succeeded"]
+    assert _status_conflicts(bare_cluster) - conflicts_before >= 3  # the faults did fire
+
+
+def _status_conflicts(cluster: Any) -> float:
+    """409s the controller's status patches got (client side, as client-go counts them)."""
+    host = f"127.0.0.1:{cluster.port}"
+    return sample("rest_client_requests_total", {"code": "409", "method": "PATCH", "host": host})
 
 
 def test_user_edit_racing_the_status_write_is_kept(
@@ -112,7 +120,7 @@ def test_a_conflicted_transition_is_announced_once(
     kubelet.run_all(pods)
     wait_state(kube, ns, "once", "Running")
 
-    bare_cluster.faults.fail("update", "ascendjobs/status", code=409, count=1)
+    bare_cluster.faults.fail("patch", "ascendjobs/status", code=409, count=1)
     kubelet.failed(pods["once-master-0"], 137)
     wait_for(lambda: status_of(kube, ns, "once").get("restartCount") == 1, "1 restart")
     new = wait_recreated(
@@ -121,7 +129,7 @@ def test_a_conflicted_transition_is_announced_once(
     kubelet.running(new)
     wait_state(kube, ns, "once", "Running")
 
-    bare_cluster.faults.fail("update", "ascendjobs/status", code=409, count=1)
+    bare_cluster.faults.fail("patch", "ascendjobs/status", code=409, count=1)
     kubelet.succeeded(new)
     wait_state(kube, ns, "once", "Succeeded")
     controller.recorder.flush(10.0)

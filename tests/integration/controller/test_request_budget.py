@@ -62,7 +62,7 @@ def test_created_to_succeeded_request_budget_and_no_loop(
     bare_cluster: Any, kube: KubeClient, kubelet: Kubelet, ctl: AscendJobController
 ) -> None:
     before = _counts(bare_cluster)
-    status_before = bare_cluster.request_count("update", "ascendjobs/status")
+    status_before = bare_cluster.request_count("patch", "ascendjobs/status")
     kube.create(ASCENDJOBS, NS, pytorch_job("budget", workers=1))
     pods = wait_for(lambda: len(p := _cached_pods(ctl, "budget")) == 2 and p, "2 pods cached")
     wait_for(lambda: _cached_state(ctl, "budget") == "Created", "Created")
@@ -82,7 +82,7 @@ def test_created_to_succeeded_request_budget_and_no_loop(
     test_writes = {"create": 1, "patch": 4}  # the job, and 2 pods x (Running, Succeeded)
     controller = {verb: used[verb] - test_writes.get(verb, 0) for verb in used}
 
-    status_writes = bare_cluster.request_count("update", "ascendjobs/status") - status_before
+    status_writes = bare_cluster.request_count("patch", "ascendjobs/status") - status_before
     print("controller requests:", controller, "status writes:", status_writes)
     # The bound, stated: creates = 1 Service + 2 pods; status writes = the first status
     # (Created) plus at most one per pod phase change the test made (4); events = one per
@@ -115,7 +115,7 @@ def test_created_to_succeeded_request_budget_and_no_loop(
 
 def _conflicts(cluster: Any) -> float:
     host = f"127.0.0.1:{cluster.port}"
-    return sample("rest_client_requests_total", {"code": "409", "method": "PUT", "host": host})
+    return sample("rest_client_requests_total", {"code": "409", "method": "PATCH", "host": host})
 
 
 def test_pod_bursts_do_not_replan_from_a_stale_job(
