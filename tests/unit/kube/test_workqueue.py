@@ -6,6 +6,7 @@ import itertools
 import threading
 import time
 import uuid
+from collections.abc import Callable
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -21,6 +22,31 @@ class FakeClock:
 
     def __call__(self) -> float:
         return self.now
+
+
+class WatchedClock:
+    """The real monotonic clock, telling when a thread first reads it.
+
+    `get()` reads the queue's clock under the queue's lock right before it waits on its
+    condition (which releases the lock): once the getter has read it, the next caller that
+    takes the lock finds the getter blocked in that wait.
+    """
+
+    def __init__(self) -> None:
+        self.getter_in = threading.Event()
+
+    def __call__(self) -> float:
+        if threading.current_thread().name == "getter":
+            self.getter_in.set()
+        return time.monotonic()
+
+
+def wait_until(predicate: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(0.001)
 
 
 def qname() -> str:
@@ -75,11 +101,14 @@ def test_add_after_waits_for_the_clock_and_keeps_earliest_deadline() -> None:
 
 
 def test_add_after_wakes_a_blocked_getter_on_the_real_clock() -> None:
-    q = RateLimitingQueue(qname())
+    clock = WatchedClock()
+    q = RateLimitingQueue(qname(), clock=clock)
     got: list[str | None] = []
-    thread = threading.Thread(target=lambda: got.append(q.get(timeout=30)))
+    # No timeout of its own: only add_after's wake-up can hand it the key.
+    thread = threading.Thread(target=lambda: got.append(q.get()), name="getter", daemon=True)
     thread.start()
-    q.add_after("ns/a", 0.05)
+    assert clock.getter_in.wait(30), "the getter entered get()"
+    q.add_after("ns/a", 0.05)  # takes the lock: the getter is blocked in its wait by now
     thread.join(30)
     assert got == ["ns/a"]
 
@@ -126,8 +155,11 @@ def test_shutdown_drain_hands_out_waiting_keys_then_none() -> None:
     closer = threading.Thread(target=lambda: result.append(q.shutdown(drain=True, timeout=30)))
     closer.start()
     q.add("ns/c")  # ignored once shutting down (or queued just before: both are fine)
-    time.sleep(0.05)
-    assert closer.is_alive(), "drain waits for the in-flight key"
+    # shutdown() has run up to its wait (it sets the flag and waits under one lock hold);
+    # had it not waited for the in-flight key it would return at once, so give it a moment.
+    wait_until(q.shutting_down, "the closer to start shutting down")
+    closer.join(0.05)
+    assert closer.is_alive() and result == [], "drain waits for the in-flight key"
     q.done("ns/a")
     remaining = []
     while (key := q.get(timeout=1)) is not None:
@@ -161,12 +193,15 @@ def test_shutdown_drain_timeout_reports_stuck_work() -> None:
 
 
 def test_blocked_getter_returns_none_on_shutdown() -> None:
-    q = RateLimitingQueue(qname())
+    clock = WatchedClock()
+    q = RateLimitingQueue(qname(), clock=clock)
     got: list[str | None] = ["sentinel"]
-    thread = threading.Thread(target=lambda: got.__setitem__(0, q.get()))
+    thread = threading.Thread(
+        target=lambda: got.__setitem__(0, q.get()), name="getter", daemon=True
+    )
     thread.start()
-    time.sleep(0.02)
-    q.shutdown(drain=False)
+    assert clock.getter_in.wait(30), "the getter entered get()"
+    q.shutdown(drain=False)  # takes the lock: the getter is blocked in its wait by now
     thread.join(30)
     assert got == [None]
 
