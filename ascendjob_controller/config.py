@@ -49,6 +49,8 @@ class Config:
     enable_gang_scheduling: bool = True
     # MindCluster's directory; a job's `ranktable` hostPath volume must point at the same place.
     ranktable_dir: str = "/user/mindx-dl/ranktable"
+    metrics_secure: bool = False
+    metrics_cert_dir: str | None = None
 
 
 class ConfigError(ValueError):
@@ -271,6 +273,19 @@ SETTINGS: tuple[Setting, ...] = (
         parse_bool,
         "BOOL",
         kind="bool",
+    ),
+    Setting(
+        "metrics_secure",
+        "serve /metrics over HTTPS, to callers allowed to get /metrics (TokenReview, SAR)",
+        parse_bool,
+        "BOOL",
+        kind="bool",
+    ),
+    Setting(
+        "metrics_cert_dir",
+        "tls.crt and tls.key for --metrics-secure (default: a self-signed certificate)",
+        _text,
+        "DIR",
     ),
     Setting(
         "ranktable_dir",

@@ -310,8 +310,9 @@ def _serve(config: Any, client: KubeClient, controller: AscendJobController) -> 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
 
+    tls, authorize = _metrics_security(config, client)
     servers = health.start_servers(
-        config.metrics_bind_address, config.health_probe_bind_address, checks
+        config.metrics_bind_address, config.health_probe_bind_address, checks, tls, authorize
     )
     metrics.init_controller_metrics()
     controller.start_informers()
@@ -329,6 +330,20 @@ def _serve(config: Any, client: KubeClient, controller: AscendJobController) -> 
         server.stop()
     log.info("controller_stopped", lost_lease=lost_lease.is_set())
     return 1 if lost_lease.is_set() else 0
+
+
+def _metrics_security(config: Any, client: KubeClient) -> tuple[tuple[str, str] | None, Any]:
+    """(cert, key) and the authorizer for `--metrics-secure`; (None, None) for plain HTTP."""
+    if not getattr(config, "metrics_secure", False):
+        return None, None
+    import tempfile
+    from pathlib import Path
+
+    from ascendjob_controller import secure_metrics
+
+    scratch = Path(tempfile.mkdtemp(prefix="ascendjob-metrics-"))
+    cert, key = secure_metrics.serving_certificate(config.metrics_cert_dir, scratch)
+    return (str(cert), str(key)), secure_metrics.Authorizer(client)
 
 
 def _start_leading(

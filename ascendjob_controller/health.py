@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -142,7 +143,7 @@ class _Handler(BaseHTTPRequestHandler):
         query = parse_qs(url.query, keep_blank_values=True)
         route = self.server.route
         try:
-            status, content_type, body = route(url.path, query, self.headers.get("Accept", ""))
+            status, content_type, body = self._authorized_route(route, url.path, query)
         except Exception:  # a broken route must answer 500, not drop the socket
             log.exception("http_handler_failed", path=url.path)
             status, content_type, body = 500, "text/plain; charset=utf-8", b"internal error\n"
@@ -153,30 +154,70 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def _authorized_route(
+        self, route: Route, path: str, query: dict[str, list[str]]
+    ) -> tuple[int, str, bytes]:
+        authorize = self.server.authorize
+        if authorize is not None:
+            status, message = authorize(self.headers.get("Authorization"))
+            if status != 200:
+                return status, "text/plain; charset=utf-8", f"{message}\n".encode()
+        return route(path, query, self.headers.get("Accept", ""))
+
     def log_message(self, format: str, *args: Any) -> None:
         pass  # probes every few seconds would drown the log; errors are logged above
 
 
 Route = Callable[[str, dict[str, list[str]], str], tuple[int, str, bytes]]
+#: Authorization header -> (status, message); 200 lets the request through.
+Authorize = Callable[[str | None], tuple[int, str]]
 
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-    def __init__(self, address: tuple[str, int], route: Route) -> None:
+    def __init__(
+        self,
+        address: tuple[str, int],
+        route: Route,
+        tls: tuple[str, str] | None = None,
+        authorize: Authorize | None = None,
+    ) -> None:
         self.route = route
+        self.authorize = authorize
+        self._tls: ssl.SSLContext | None = None
+        if tls is not None:
+            self._tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            self._tls.minimum_version = ssl.TLSVersion.TLSv1_2
+            self._tls.load_cert_chain(*tls)
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, _Handler)
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        sock, addr = super().get_request()
+        if self._tls is not None:
+            # Handshake in the request's own thread (on first read), never in the accept loop:
+            # a client that connects and says nothing must not block every other scrape.
+            sock = self._tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, addr
 
 
 class EndpointServer:
     """One HTTP server in a daemon thread; `stop()` closes it and waits for the thread."""
 
-    def __init__(self, name: str, address: tuple[str, int], route: Route) -> None:
+    def __init__(
+        self,
+        name: str,
+        address: tuple[str, int],
+        route: Route,
+        tls: tuple[str, str] | None = None,
+        authorize: Authorize | None = None,
+    ) -> None:
         self.name = name
-        self._server = _Server(address, route)
+        self._scheme = "https" if tls else "http"
+        self._server = _Server(address, route, tls, authorize)
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.2},
@@ -195,7 +236,7 @@ class EndpointServer:
             host = "127.0.0.1" if self._server.address_family == socket.AF_INET else "::1"
         if ":" in host:
             host = f"[{host}]"
-        return f"http://{host}:{self.port}"
+        return f"{self._scheme}://{host}:{self.port}"
 
     def start(self) -> EndpointServer:
         self._thread.start()
@@ -236,15 +277,22 @@ def probes_route(checks: HealthChecks) -> Route:
 
 
 def serve_metrics(
-    address: str, registry: CollectorRegistry = metrics.REGISTRY
+    address: str,
+    registry: CollectorRegistry = metrics.REGISTRY,
+    tls: tuple[str, str] | None = None,
+    authorize: Authorize | None = None,
 ) -> EndpointServer | None:
-    """Serve `/metrics` on `address` (`host:port`, `:port`; `0` disables and returns None)."""
+    """Serve `/metrics` on `address` (`host:port`, `:port`; `0` disables and returns None).
+
+    With `tls` (cert, key) it is HTTPS; with `authorize` every request must pass it first
+    (see `secure_metrics`).
+    """
     bind = split_bind_address(address)
     if bind is None:
         return None
     if registry is metrics.REGISTRY:
         register_runtime_collectors(registry)
-    return EndpointServer("metrics", bind, metrics_route(registry)).start()
+    return EndpointServer("metrics", bind, metrics_route(registry), tls, authorize).start()
 
 
 def serve_probes(address: str, checks: HealthChecks) -> EndpointServer | None:
@@ -256,7 +304,11 @@ def serve_probes(address: str, checks: HealthChecks) -> EndpointServer | None:
 
 
 def start_servers(
-    metrics_address: str, probe_address: str, checks: HealthChecks
+    metrics_address: str,
+    probe_address: str,
+    checks: HealthChecks,
+    metrics_tls: tuple[str, str] | None = None,
+    metrics_authorize: Authorize | None = None,
 ) -> list[EndpointServer]:
     """Both servers of a controller process; the ones whose address is `0` are left out.
 
@@ -265,7 +317,7 @@ def start_servers(
     servers: list[EndpointServer] = []
     try:
         for start in (
-            lambda: serve_metrics(metrics_address),
+            lambda: serve_metrics(metrics_address, tls=metrics_tls, authorize=metrics_authorize),
             lambda: serve_probes(probe_address, checks),
         ):
             server = start()

@@ -64,6 +64,7 @@ def test_kustomization_renders_everything(rendered: list[dict[str, Any]]) -> Non
     assert kinds == sorted(
         [
             ("ClusterRole", "ascendjob-controller"),
+            ("ClusterRole", "ascendjob-controller-metrics-reader"),
             ("ClusterRoleBinding", "ascendjob-controller"),
             ("CustomResourceDefinition", "ascendjobs.mindxdl.gitee.com"),
             ("CustomResourceDefinition", "podgroups.scheduling.volcano.sh"),
@@ -95,7 +96,7 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 def test_cluster_role_is_least_privilege(rendered: list[dict[str, Any]]) -> None:
-    role = one(rendered, "ClusterRole")
+    role = one(rendered, "ClusterRole", "ascendjob-controller")
     for rule in role["rules"]:
         assert "*" not in list(_strings(rule)), rule
         assert "nonResourceURLs" not in rule
@@ -116,8 +117,27 @@ def test_cluster_role_is_least_privilege(rendered: list[dict[str, Any]]) -> None
         ("", "services"): crud,
         ("", "events"): {"create", "patch"},
         ("", "configmaps"): {"get", "create", "patch"},  # the rank table, never listed
+        ("authentication.k8s.io", "tokenreviews"): {"create"},  # --metrics-secure
+        ("authorization.k8s.io", "subjectaccessreviews"): {"create"},
         ("scheduling.volcano.sh", "podgroups"): crud,
     }
+
+
+def test_the_metrics_reader_may_only_get_metrics(rendered: list[dict[str, Any]]) -> None:
+    role = one(rendered, "ClusterRole", "ascendjob-controller-metrics-reader")
+    assert role["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+    # Bound to nobody by us: the cluster's Prometheus gets it by its admin's binding.
+    assert not [
+        d
+        for d in rendered
+        if d["kind"] == "ClusterRoleBinding" and d["roleRef"]["name"] == role["metadata"]["name"]
+    ]
+
+
+def test_the_deployment_serves_secure_metrics(rendered: list[dict[str, Any]]) -> None:
+    pod = one(rendered, "Deployment")["spec"]["template"]
+    assert "--metrics-secure" in pod["spec"]["containers"][0]["args"]
+    assert pod["metadata"]["annotations"]["prometheus.io/scheme"] == "https"
 
 
 def test_no_role_anywhere_touches_secrets_or_wildcards(rendered: list[dict[str, Any]]) -> None:

@@ -1,0 +1,76 @@
+"""`/metrics` over HTTPS with an authorizer in front (the plumbing of --metrics-secure).
+
+The TokenReview/SubjectAccessReview decisions need a real authenticator and run on the real
+lane (tests/integration/controller/test_secure_metrics.py); here the authorizer is a plain
+function and the TLS is real.
+"""
+
+from __future__ import annotations
+
+import ssl
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from prometheus_client import CollectorRegistry, Counter
+
+from ascendjob_controller import health
+from ascendjob_controller.secure_metrics import self_signed
+
+
+def allow_good(header: str | None) -> tuple[int, str]:
+    if header is None:
+        return 401, "Unauthorized"
+    return (200, "OK") if header == "Bearer good" else (403, "Forbidden")
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[health.EndpointServer, ssl.SSLContext]]:
+    registry = CollectorRegistry()
+    Counter("probe_total", "a sample", registry=registry).inc()
+    cert, key = self_signed(tmp_path / "tls")
+    srv = health.serve_metrics("127.0.0.1:0", registry, (str(cert), str(key)), allow_good)
+    assert srv is not None
+    context = ssl.create_default_context(cafile=str(cert))  # verifies the SAN 127.0.0.1
+    yield srv, context
+    srv.stop()
+
+
+def get(url: str, context: ssl.SSLContext, token: str | None = None) -> tuple[int, str]:
+    request = urllib.request.Request(url + "/metrics")
+    if token is not None:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, context=context, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read().decode()
+
+
+def test_https_with_the_authorizer_in_front(
+    server: tuple[health.EndpointServer, ssl.SSLContext],
+) -> None:
+    srv, context = server
+    assert srv.url.startswith("https://127.0.0.1:")
+    assert get(srv.url, context) == (401, "Unauthorized\n")
+    assert get(srv.url, context, "bad") == (403, "Forbidden\n")
+    status, body = get(srv.url, context, "good")
+    assert status == 200 and "probe_total 1.0" in body
+
+
+def test_plain_http_gets_no_metrics(server: tuple[health.EndpointServer, ssl.SSLContext]) -> None:
+    srv, _ = server
+    with pytest.raises((urllib.error.URLError, ConnectionError, OSError)):
+        urllib.request.urlopen(srv.url.replace("https", "http") + "/metrics", timeout=5).read()
+
+
+def test_a_silent_client_does_not_block_other_scrapes(
+    server: tuple[health.EndpointServer, ssl.SSLContext],
+) -> None:
+    import socket
+
+    srv, context = server
+    with socket.create_connection(("127.0.0.1", srv.port)):  # connects, never says hello
+        assert get(srv.url, context, "good")[0] == 200
