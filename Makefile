@@ -91,3 +91,11 @@ bench: bench-localcluster ## Run every benchmark (API server, controller through
 .PHONY: clean
 clean: ## Remove the virtual environment and caches.
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info
+
+.PHONY: helm-bin
+helm-bin: ## Build helm (helm.sh/helm/v3, pinned in hack/helm/build.sh) from its Go module into ~/.cache/ascendjob-controller/helm/bin.
+	hack/helm/build.sh
+
+.PHONY: test-helm
+test-helm: venv helm-bin ## Lint the Helm chart, compare it with manifests/, install it into the local cluster.
+	ASCENDJOB_REQUIRE_HELM=1 $(BIN)/pytest tests/e2e/ship/test_helm.py $(PYTEST_ARGS)

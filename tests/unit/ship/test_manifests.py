@@ -396,3 +396,25 @@ def test_seed_sample_is_unchanged(repo_root: Path) -> None:
     assert all(lines.count(line) == 2 for line in added)
     original = [line for line in lines if line not in added]
     assert original == spec_copy.read_text().splitlines()
+
+
+def test_networkpolicy_component_admits_only_metrics(
+    kubectl_bin: str, repo_root: Path, tmp_path: Path
+) -> None:
+    base = os.path.relpath(repo_root / "manifests", tmp_path)
+    component = os.path.relpath(repo_root / "manifests/components/networkpolicy", tmp_path)
+    (tmp_path / "kustomization.yaml").write_text(
+        f"resources: [{base}]\ncomponents: [{component}]\n"
+    )
+    docs = kustomize(kubectl_bin, tmp_path)
+    policy = one(docs, "NetworkPolicy")
+    deployment = one(docs, "Deployment")
+    pod_labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert policy["metadata"]["namespace"] == deployment["metadata"]["namespace"]
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= pod_labels.items()
+    assert policy["spec"]["policyTypes"] == ["Ingress"]  # egress to the API server stays open
+    [rule] = policy["spec"]["ingress"]
+    container_ports = {
+        p["name"] for p in deployment["spec"]["template"]["spec"]["containers"][0]["ports"]
+    }
+    assert [p["port"] for p in rule["ports"]] == ["metrics"] and "metrics" in container_ports
