@@ -371,7 +371,16 @@ def _start_leading(
 
     def stopped_leading() -> None:
         if not stop.is_set():
-            log.error("leader_lost", identity=identity)
+            # controller-runtime's behaviour: another replica may lead already, so stop all
+            # work now and exit non-zero; the Deployment restarts us as a standby.
+            log.error(
+                "leader_lost",
+                identity=identity,
+                reason=(
+                    "the lease was not renewed within --leader-election-renew-deadline "
+                    f"({config.leader_election_renew_deadline:g}s); exiting with status 1"
+                ),
+            )
             lost_lease.set()
             stop.set()
 

@@ -170,3 +170,31 @@ def test_namespace_flag_restricts_the_controller(
     assert done["status"]["conditions"][-1]["type"] == "Succeeded"
     ignored = get_job(local_cluster, "ship-ns", namespace="ship-team-b")
     assert not (ignored.get("status") or {}).get("conditions"), ignored.get("status")
+
+
+@pytest.mark.local_only("injects lease-renewal failures through the embedded server's hooks")
+def test_a_lost_lease_exits_with_status_1_and_says_why(
+    bare_cluster: Any, start_controller: Start
+) -> None:
+    ctl = start_controller(
+        bare_cluster,
+        "--leader-elect",
+        "--leader-election-namespace", "default",
+        "--leader-election-id", "lost-lease",
+        "--leader-election-lease-duration", "3s",
+        "--leader-election-renew-deadline", "2s",
+        "--leader-election-retry-period", "0.5s",
+        name="lost",
+    )  # fmt: skip
+    ctl.wait_for(lambda: lease(bare_cluster, "lost-lease") is not None, 60, "the lease")
+    # Every renewal from now on fails: the leader must give up within its renew deadline.
+    bare_cluster.faults.fail("update", "leases", code=500)
+    try:
+        assert ctl.wait(timeout=60) == 1
+    finally:
+        bare_cluster.faults.clear()
+    events = [json.loads(line) for line in ctl.log_lines() if line.startswith("{")]
+    [lost] = [e for e in events if e.get("event") == "leader_lost"]
+    assert lost["level"] == "error"
+    assert "--leader-election-renew-deadline (2s)" in lost["reason"]
+    assert any(e.get("event") == "controller_stopped" and e.get("lost_lease") for e in events)
