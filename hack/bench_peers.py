@@ -1,0 +1,508 @@
+"""Our controller against a kopf operator and a "perfect client" on the same bed (issue 12).
+
+Three contenders run the same lifecycle for N AscendJobs (pytorch, one Master and one Worker,
+restartPolicy Never, pods running 0 s): the leader Service, two pods, status Created ->
+Running -> Succeeded, the Service deleted at the end.
+
+  ours     `ascendjob-controller run`, started as hack/bench_controller.py starts it
+  kopf     hack/peers/kopf_operator.py under `kopf run --standalone` (kopf 1.x)
+  perfect  hack/peers/perfect.py: raw watches and the minimal writes, no Events
+
+Each contender gets, per round, a fresh local cluster (its own process, simulated kubelet on)
+and a counting proxy (hack/peers/proxy.py, its own process) in front of it, so requests are
+counted on the wire in the same way for all three. The contender runs in its own process;
+its CPU (/proc/<pid>/stat) is taken from the first job POST until the last job's Service is
+gone, its peak RSS is VmHWM at the end. Jobs/s runs from the first POST to the last job seen
+Succeeded (a watch of the driver's, straight to the server, not through the proxy).
+
+Each run is checked for correctness: every job Succeeded, no job's state ever moved back
+(every status the watch delivered), no Service left, exactly the two pods per job with our
+names, labels and an ownerReference to the job, and exactly one successful Service and pod
+create per child, counted at the proxy a `--linger` (6 s, past kopf's 5 s consistency
+timeout) after the end, so a create handler rerun that resurrects a Service is caught.
+
+One table, one row per contender, and the ratios ours/perfect and ours/kopf from the same run.
+`--quick` runs a handful of jobs for the smoke test; its figures mean nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import itertools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # `hack.*` when run as a script (then only hack/ is on the path)
+
+from hack import bench_controller as bc  # noqa: E402
+from hack.peers.lifecycle import (  # noqa: E402
+    JOB_LABEL,
+    RANK,
+    SHORT_JOB_LABEL,
+    SUCCEEDED,
+    TERMINAL,
+    pod_name,
+    state_of_status,
+)
+from hack.peers.proxy import COUNTS_PATH  # noqa: E402
+
+CONTENDERS = ("ours", "kopf", "perfect")
+SERVICES_PATH = f"/api/v1/namespaces/{bc.NAMESPACE}/services"
+READY_TIMEOUT = 90.0
+
+
+# -- the proxy and the contenders ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Proxy:
+    url: str
+
+    def counts(self) -> dict[str, int]:
+        code, text = bc.get_text(self.url + COUNTS_PATH)
+        if code != 200:
+            raise RuntimeError(f"proxy counts answered {code}")
+        return {k: int(v) for k, v in json.loads(text).items()}
+
+
+@contextlib.contextmanager
+def proxy(upstream: str) -> Iterator[Proxy]:
+    """hack/peers/proxy.py in its own process, forwarding to `upstream`."""
+    args = [sys.executable, "-m", "hack.peers.proxy", "--upstream", upstream]
+    proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline().strip()
+        if not line.startswith("ready "):
+            raise RuntimeError(f"proxy did not start: {line!r}")
+        yield Proxy(line.split(" ", 1)[1])
+    finally:
+        bc.stop_process(proc)
+
+
+def kubeconfig_for(tmp: Path, server_url: str, proxy_url: str, name: str) -> Path:
+    """A directory holding `kubeconfig`: the local cluster's, pointed at the proxy."""
+    home = tmp / name
+    home.mkdir()
+    text = (tmp / "kubeconfig").read_text().replace(server_url, proxy_url)
+    (home / "kubeconfig").write_text(text)
+    return home
+
+
+def _wait_watching(px: Proxy, proc: subprocess.Popen[bytes], log: Path) -> None:
+    """A peer is ready once its AscendJob and pod watches are open (seen at the proxy)."""
+    deadline = time.monotonic() + READY_TIMEOUT
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"contender exited with {proc.returncode}: see {log}")
+        counts = px.counts()
+        if any(k.startswith("watch ascendjobs ") for k in counts) and any(
+            k.startswith("watch pods ") for k in counts
+        ):
+            break
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"contender opened no watches in {READY_TIMEOUT:.0f} s: {log}")
+        time.sleep(0.1)
+    time.sleep(1.0)  # the initial (empty) lists are processed and indexed
+
+
+@contextlib.contextmanager
+def peer(name: str, home: Path, px: Proxy) -> Iterator[int]:
+    """The kopf operator or the perfect client in its own process; yields its pid."""
+    if name == "kopf":
+        args = [sys.executable, "-m", "kopf", "run", "--standalone"]
+        args += ["--namespace", bc.NAMESPACE, "-m", "hack.peers.kopf_operator"]
+    else:
+        args = [sys.executable, "-m", "hack.peers.perfect", "--server", px.url]
+        args += ["--namespace", bc.NAMESPACE]
+    env = {**os.environ, "KUBECONFIG": str(home / "kubeconfig")}
+    log = home / f"{name}.log"
+    with log.open("wb") as log_file:
+        proc = subprocess.Popen(args, cwd=REPO, env=env, stdout=log_file, stderr=subprocess.STDOUT)
+    try:
+        _wait_watching(px, proc, log)
+        yield proc.pid
+    finally:
+        bc.stop_process(proc)
+
+
+@contextlib.contextmanager
+def contender(name: str, home: Path, px: Proxy) -> Iterator[int]:
+    """Any contender, ready to work; yields its pid. Ours as bench_controller runs it."""
+    if name == "ours":
+        workers = bc.Config().workers
+        with bc.controller(home, workers, qps=1000.0, burst=1000) as ctl:
+            yield ctl.proc.pid
+    else:
+        with peer(name, home, px) as pid:
+            yield pid
+
+
+# -- watching the jobs -------------------------------------------------------------------------
+
+
+@dataclass
+class StateWatch:
+    """Every state each job was seen in (straight from the server), and when it finished."""
+
+    url: str
+    expected: int
+    states: dict[str, list[str]] = field(default_factory=dict)
+    finished: dict[str, float] = field(default_factory=dict)
+    done: threading.Event = field(default_factory=threading.Event)
+    _stream: http.client.HTTPConnection | None = None
+
+    def start(self) -> None:
+        client = bc.Http(self.url)
+        rv = client.must("GET", bc.JOBS_PATH + "?limit=1")["metadata"]["resourceVersion"]
+        client.close()
+        self._stream = http.client.HTTPConnection(client.host, client.port, timeout=900)
+        self._stream.request(
+            "GET", f"{bc.JOBS_PATH}?watch=true&resourceVersion={rv}&timeoutSeconds=900"
+        )
+        resp = self._stream.getresponse()
+        threading.Thread(target=self._read, args=(resp,), daemon=True).start()
+
+    def _read(self, resp: http.client.HTTPResponse) -> None:
+        # Any error ends the reader: it is the stream being closed under it by close().
+        with contextlib.suppress(Exception):
+            for line in resp:
+                now = time.perf_counter()
+                event = json.loads(line)
+                obj = event.get("object") or {}
+                name = (obj.get("metadata") or {}).get("name")
+                state = state_of_status(obj.get("status"))
+                if event.get("type") not in ("ADDED", "MODIFIED") or not name or not state:
+                    continue
+                seen = self.states.setdefault(name, [])
+                if not seen or seen[-1] != state:
+                    seen.append(state)
+                if state in TERMINAL:
+                    self.finished.setdefault(name, now)
+                if len(self.finished) >= self.expected:
+                    self.done.set()
+
+    def regressions(self) -> list[str]:
+        """Jobs whose state ever moved back, as `name: A -> B -> ...`."""
+        out = []
+        for name, seen in sorted(self.states.items()):
+            if any(RANK[b] < RANK[a] for a, b in itertools.pairwise(seen)):
+                out.append(f"{name}: {' -> '.join(seen)}")
+        return out
+
+    def close(self) -> None:
+        self.done.set()
+        if self._stream is not None:
+            with contextlib.suppress(OSError):
+                if self._stream.sock is not None:
+                    self._stream.sock.shutdown(2)
+            self._stream.close()
+
+
+# -- one run ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Result:
+    name: str
+    jobs: int
+    seconds: float  # first POST -> last job Succeeded
+    cpu: float  # contender CPU s, first POST -> last Service gone
+    server_cpu: float  # the bed's (API server + kubelet) CPU s over the same window
+    peak_rss_kb: int
+    requests: dict[str, int]  # "<verb> <resource>" -> count over the same window
+    conflicts: int  # creates answered 409 AlreadyExists (reruns), up to the end of the linger
+    problems: list[str]
+
+    @property
+    def jobs_per_s(self) -> float:
+        return self.jobs / self.seconds
+
+    @property
+    def total_requests(self) -> int:
+        return sum(self.requests.values())
+
+    @property
+    def events(self) -> int:
+        return sum(n for key, n in self.requests.items() if key.split(" ")[1] == "events")
+
+
+def deltas(after: dict[str, int], before: dict[str, int]) -> dict[str, int]:
+    """`<verb> <resource> <code>` counts sent between two snapshots of the proxy's counts."""
+    return {key: n - before.get(key, 0) for key, n in after.items() if n != before.get(key, 0)}
+
+
+def by_verb_and_resource(codes: dict[str, int]) -> dict[str, int]:
+    """`<verb> <resource> <code>` -> `<verb> <resource>`, the answers' codes summed."""
+    out: dict[str, int] = {}
+    for key, n in codes.items():
+        short = key.rsplit(" ", 1)[0]
+        out[short] = out.get(short, 0) + n
+    return out
+
+
+def _wait_services_gone(url: str, timeout: float) -> bool:
+    client = bc.Http(url)
+    try:
+        deadline = time.monotonic() + timeout
+        while client.must("GET", SERVICES_PATH)["items"]:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.05)
+        return True
+    finally:
+        client.close()
+
+
+def run_one(name: str, jobs: int, timeout: float, linger: float) -> Result:
+    """One contender on a fresh local cluster behind a fresh proxy."""
+    with tempfile.TemporaryDirectory(prefix=f"bench-peers-{name}-") as tmp_name:
+        tmp = Path(tmp_name)
+        with bc.api_server(tmp, kubelet=True) as server, proxy(server.url) as px:
+            home = kubeconfig_for(tmp, server.url, px.url, name)
+            with contender(name, home, px) as pid:
+                watch = StateWatch(server.url, jobs)
+                watch.start()
+                try:
+                    return measure(name, jobs, server, px, pid, watch, timeout, linger)
+                finally:
+                    watch.close()
+
+
+def measure(
+    name: str,
+    jobs: int,
+    server: bc.Server,
+    px: Proxy,
+    pid: int,
+    watch: StateWatch,
+    timeout: float,
+    linger: float,
+) -> Result:
+    """Post the jobs, wait for them and their Services, take the figures, then check."""
+    before = px.counts()
+    cpu0, server0 = bc.cpu_seconds(pid), bc.cpu_seconds(server.pid)
+    bodies = [bc.ascendjob(f"job-{i:05d}", 0) for i in range(jobs)]
+    start = time.perf_counter()
+    bc.create_many(server.url, bc.JOBS_PATH, bodies)
+    if not watch.done.wait(timeout):
+        raise RuntimeError(
+            f"{name}: {len(watch.finished)} of {jobs} jobs finished after {timeout:.0f} s"
+        )
+    seconds = max(watch.finished.values()) - start
+    drained = _wait_services_gone(server.url, 30.0)
+    time.sleep(0.5)  # trailing writes (our Events) of the last jobs
+    cpu, server_cpu = bc.cpu_seconds(pid) - cpu0, bc.cpu_seconds(server.pid) - server0
+    after = px.counts()
+    peak = bc.rss_kb(pid)[1]
+    time.sleep(linger)  # a create handler rerun would land in here
+    codes = deltas(px.counts(), before)
+    problems = [] if drained else ["Services still there 30 s after the end"]
+    problems += verify(server.url, jobs, watch, codes)
+    return Result(
+        name=name,
+        jobs=jobs,
+        seconds=seconds,
+        cpu=cpu,
+        server_cpu=server_cpu,
+        peak_rss_kb=peak,
+        requests=by_verb_and_resource(deltas(after, before)),
+        conflicts=sum(
+            n for k, n in codes.items() if k.startswith("create ") and k.endswith(" 409")
+        ),
+        problems=problems,
+    )
+
+
+# -- correctness ----------------------------------------------------------------------------
+
+
+def _successful_creates(counts: dict[str, int], resource: str) -> int:
+    return counts.get(f"create {resource} 201", 0)
+
+
+def verify(url: str, jobs: int, watch: StateWatch, codes: dict[str, int]) -> list[str]:
+    """Everything the issue asks of a correct contender; [] when all holds.
+
+    `codes` are `<verb> <resource> <code>` deltas since the first POST, read after the linger.
+    """
+    problems = [f"status regressed: {r}" for r in watch.regressions()[:5]]
+    final = {name: seen[-1] for name, seen in watch.states.items()}
+    not_ok = sorted(n for n, s in final.items() if s != SUCCEEDED)
+    if not_ok or len(final) != jobs:
+        problems.append(f"{len(final) - len(not_ok)} of {jobs} jobs Succeeded ({not_ok[:3]})")
+    client = bc.Http(url)
+    try:
+        services = client.must("GET", SERVICES_PATH)["items"]
+        pods = client.must("GET", bc.PODS_PATH)["items"]
+        uids = {
+            j["metadata"]["name"]: j["metadata"]["uid"]
+            for j in client.must("GET", bc.JOBS_PATH)["items"]
+        }
+    finally:
+        client.close()
+    if services:
+        problems.append(f"{len(services)} Services left, e.g. {services[0]['metadata']['name']}")
+    problems += _check_pods(pods, uids)
+    for resource, per_job in (("services", 1), ("pods", 2)):
+        made = _successful_creates(codes, resource)
+        if made != per_job * jobs:
+            problems.append(f"{made} {resource} created for {jobs} jobs (duplicates or missing)")
+    deleted = codes.get("delete services 200", 0)
+    if deleted != jobs:
+        problems.append(f"{deleted} Service deletes succeeded for {jobs} jobs")
+    return problems
+
+
+def _check_pods(pods: list[dict[str, Any]], uids: dict[str, str]) -> list[str]:
+    """Two pods per job, our names and labels, owned by the job (its controller reference)."""
+    expected = {pod_name(job, rtype, 0): job for job in uids for rtype in ("Master", "Worker")}
+    names = [p["metadata"]["name"] for p in pods]
+    problems = []
+    if sorted(names) != sorted(expected):
+        problems.append(f"{len(names)} pods, expected {len(expected)} with our names")
+    for pod in pods:
+        meta = pod["metadata"]
+        job = expected.get(meta["name"])
+        labels = meta.get("labels") or {}
+        owners = [o for o in meta.get("ownerReferences") or [] if o.get("controller")]
+        if job is None:
+            continue
+        if labels.get(JOB_LABEL) != job or labels.get(SHORT_JOB_LABEL) != job:
+            problems.append(f"pod {meta['name']} lacks the job-name labels")
+        elif [o.get("uid") for o in owners] != [uids[job]]:
+            problems.append(f"pod {meta['name']} is not owned by its job")
+        if len(problems) > 5:
+            break
+    return problems
+
+
+# -- the table ---------------------------------------------------------------------------------
+
+
+def ratio(a: float, b: float) -> str:
+    return f"x{a / b:.2f}" if b else "n/a"
+
+
+def report(results: list[Result], rounds: int, linger: float) -> None:
+    """One row per contender, then the same-run ratios, the request mix and the checks."""
+    header = [
+        "",
+        "jobs/s to all Succeeded",
+        "all Succeeded after (s)",
+        "controller CPU ms per job",
+        "requests per job",
+        "of them Events",
+        "peak RSS MB",
+        "bed CPU ms per job",
+        "check",
+    ]
+    rows = [
+        [
+            r.name,
+            f"{r.jobs_per_s:.1f}",
+            f"{r.seconds:.2f}",
+            f"{1000 * r.cpu / r.jobs:.1f}",
+            f"{r.total_requests / r.jobs:.1f}",
+            f"{r.events / r.jobs:.1f}",
+            f"{r.peak_rss_kb / 1024:.1f}",
+            f"{1000 * r.server_cpu / r.jobs:.1f}",
+            "ok" if not r.problems else "FAILED",
+        ]
+        for r in results
+    ]
+    first = results[0]
+    best = f"fastest of {rounds} rounds each" if rounds > 1 else "one round each"
+    bc.print_table(
+        f"Peers: {first.jobs} AscendJobs x 2 pods posted at once, pods running 0 s, each "
+        f"contender on a fresh local cluster behind a counting proxy ({best})",
+        header,
+        rows,
+    )
+    by_name = {r.name: r for r in results}
+    ours = by_name.get("ours")
+    for other in ("perfect", "kopf"):
+        if ours is None or other not in by_name:
+            continue
+        peer = by_name[other]
+        print(
+            f"  ours / {other} (same run): jobs/s {ratio(ours.jobs_per_s, peer.jobs_per_s)}, "
+            f"CPU per job {ratio(ours.cpu, peer.cpu)}, "
+            f"requests per job {ratio(ours.total_requests, peer.total_requests)}, "
+            f"peak RSS {ratio(ours.peak_rss_kb, peer.peak_rss_kb)}"
+        )
+    print("  requests per job, by verb and resource (all answers):")
+    for r in results:
+        mix = ", ".join(
+            f"{key} {n / r.jobs:.2f}"
+            for key, n in sorted(r.requests.items(), key=lambda kv: -kv[1])
+        )
+        print(f"    {r.name}: {mix}")
+    print(f"  correctness, checked {linger:g} s after the last job finished:")
+    for r in results:
+        verdict = "ok" if not r.problems else "FAILED: " + "; ".join(r.problems)
+        print(f"    {r.name}: {verdict} ({r.conflicts} creates answered 409 AlreadyExists)")
+
+
+def _machine_line() -> str:
+    from importlib.metadata import version
+
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()
+    load = " ".join(f"{v:.2f}" for v in os.getloadavg())
+    return (
+        f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, kopf {version('kopf')}, "
+        f"commit {commit or 'unknown'}, load average {load}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--quick", action="store_true", help="a handful of jobs, for the smoke test"
+    )
+    parser.add_argument("--jobs", type=int, default=300, help="AscendJobs per contender")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="rounds; each contender's fastest is kept"
+    )
+    parser.add_argument(
+        "--linger", type=float, default=6.0, help="seconds waited before the final check"
+    )
+    parser.add_argument("--only", default=",".join(CONTENDERS), help="comma list of contenders")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.jobs, args.rounds, args.linger = 6, 1, 1.0
+    names = [n for n in args.only.split(",") if n]
+    if not set(names) <= set(CONTENDERS):
+        parser.error(f"--only takes {', '.join(CONTENDERS)}")
+    print(_machine_line(), flush=True)
+    timeout = 120.0 + 2.0 * args.jobs
+    best: dict[str, Result] = {}
+    failed: list[str] = []
+    for round_no in range(args.rounds):
+        order = names[round_no % len(names) :] + names[: round_no % len(names)]
+        for name in order:
+            result = run_one(name, args.jobs, timeout, args.linger)
+            failed += [f"{name}: {p}" for p in result.problems]
+            if name not in best or result.seconds < best[name].seconds:
+                best[name] = result
+    report([best[n] for n in names], args.rounds, args.linger)
+    print(_machine_line().replace("machine:", "after the run:"), flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

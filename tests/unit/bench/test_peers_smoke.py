@@ -1,0 +1,71 @@
+"""Smoke test of hack/bench_peers.py (issue 12's three-way comparison) in --quick mode.
+
+Not a timing assertion (speed is measured by `make bench`, never by tests): it checks that
+our controller, the kopf operator and the perfect client each run a few jobs end to end
+behind their counting proxies, that the one table has a row of positive figures for each,
+that every contender passed the correctness check (no duplicate children, no status
+regression, no Service left), and that nothing is left running.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.unit.bench.test_bench_smoke import NUMBER, _children_of, _row
+
+REPO = Path(__file__).resolve().parents[3]
+SCRIPT = REPO / "hack" / "bench_peers.py"
+CONTENDERS = ("ours", "kopf", "perfect")
+
+
+@pytest.fixture(scope="module")
+def quick_output() -> str:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    before = _children_of(os.getpid())
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=170,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert _children_of(os.getpid()) <= before, "the benchmark left processes running"
+    return proc.stdout
+
+
+@pytest.mark.slow
+def test_one_table_with_a_row_per_contender(quick_output: str) -> None:
+    assert "jobs/s to all Succeeded" in quick_output
+    for name in CONTENDERS:
+        jobs_per_s, seconds, cpu_ms, requests, events, rss, bed_ms = _row(quick_output, name)
+        assert all(v > 0 for v in (jobs_per_s, seconds, cpu_ms, requests, rss, bed_ms)), name
+        assert 0 <= events < requests, name
+    # The perfect client sends no Events and at least the 6 minimal requests per job.
+    assert _row(quick_output, "perfect")[4] == 0
+    assert _row(quick_output, "perfect")[3] >= 6
+
+
+@pytest.mark.slow
+def test_every_contender_passed_the_correctness_check(quick_output: str) -> None:
+    for name in CONTENDERS:
+        line = next(ln for ln in quick_output.splitlines() if ln.strip().startswith(name))
+        assert line.rstrip().endswith("ok"), line
+        assert re.search(rf"^\s+{name}: ok \(", quick_output, re.MULTILINE), quick_output
+
+
+@pytest.mark.slow
+def test_ratios_come_from_the_same_run(quick_output: str) -> None:
+    for other in ("perfect", "kopf"):
+        found = re.search(
+            rf"ours / {other} \(same run\): jobs/s x{NUMBER}, CPU per job x{NUMBER}", quick_output
+        )
+        assert found, quick_output
+        assert all(float(v) > 0 for v in found.groups())
