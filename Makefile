@@ -86,6 +86,7 @@ bench-localcluster: venv ## Benchmark the embedded API server.
 .PHONY: bench
 bench: bench-localcluster ## Run every benchmark (API server, controller throughput/memory/informer, rank table).
 	$(BIN)/python hack/bench_controller.py
+	$(BIN)/python hack/bench_peers.py
 	$(BIN)/python hack/bench_ranktable.py
 
 .PHONY: clean
