@@ -19,13 +19,16 @@ import argparse
 import difflib
 import os
 import shutil
+import ssl
 import subprocess
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from prometheus_client.parser import text_string_to_metric_families
 
 from ascendjob_controller import config as configuration
 from tests import identity
@@ -50,8 +53,9 @@ ALL_ON = (
     "metrics.prometheusRule.enabled=true",
     "grafanaDashboard.enabled=true",
     "ranktable.hostPath.enabled=true",
+    "networkPolicy.enabled=true",
 )
-COMPONENTS = ("servicemonitor", "grafana-dashboard", "ranktable-hostpath")
+COMPONENTS = ("servicemonitor", "grafana-dashboard", "ranktable-hostpath", "networkpolicy")
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +103,7 @@ def kustomize(kubectl: str, tmp_path: Path, *components: str) -> list[dict[str, 
 
 
 def normalised(objects: list[dict[str, Any]]) -> dict[tuple[str, ...], dict[str, Any]]:
-    out = {}
+    out: dict[tuple[str, ...], dict[str, Any]] = {}
     for obj in objects:
         meta = obj["metadata"]
         labels = dict(meta.get("labels") or {})
@@ -111,9 +115,9 @@ def normalised(objects: list[dict[str, Any]]) -> dict[tuple[str, ...], dict[str,
             meta["labels"] = labels
         else:
             meta.pop("labels", None)
-        key = (obj["apiVersion"], obj["kind"], meta.get("namespace", ""), meta["name"])
-        assert key not in out, f"rendered twice: {key}"
-        out[key] = obj
+        ident = (obj["apiVersion"], obj["kind"], meta.get("namespace", ""), meta["name"])
+        assert ident not in out, f"rendered twice: {ident}"
+        out[ident] = obj
     return out
 
 
@@ -173,7 +177,12 @@ def test_defaults_render_the_kustomize_base(helm: str, kubectl_bin: str, tmp_pat
 def test_toggles_render_the_kustomize_components(
     helm: str, kubectl_bin: str, tmp_path: Path
 ) -> None:
-    assert_same(template(helm, *ALL_ON), kustomize(kubectl_bin, tmp_path, *COMPONENTS))
+    ours = template(helm, *ALL_ON)
+    for obj in ours:
+        if obj["kind"] == "NetworkPolicy":
+            # The chart labels all its objects part-of; that component's object has no such label.
+            obj["metadata"]["labels"].pop("app.kubernetes.io/part-of")
+    assert_same(ours, kustomize(kubectl_bin, tmp_path, *COMPONENTS))
 
 
 def test_the_comparison_notices_a_difference(helm: str, kubectl_bin: str, tmp_path: Path) -> None:
@@ -252,7 +261,54 @@ def test_switching_off_leader_election_and_metrics(helm: str) -> None:
     assert ports == ["health"]
 
 
+def test_metrics_security_values(helm: str) -> None:
+    objects = template(helm, "metrics.certSecret=metrics-tls")
+    config = parse_flags(deployment_args(objects))
+    assert config.metrics_secure is True
+    assert config.metrics_cert_dir == "/etc/ascendjob-controller/metrics-cert"
+    [deployment] = [o for o in objects if o["kind"] == "Deployment"]
+    pod = deployment["spec"]["template"]["spec"]
+    [volume] = [v for v in pod["volumes"] if v["name"] == "metrics-cert"]
+    assert volume["secret"]["secretName"] == "metrics-tls"
+    [mount] = [m for m in pod["containers"][0]["volumeMounts"] if m["name"] == "metrics-cert"]
+    assert mount["mountPath"] == config.metrics_cert_dir and mount["readOnly"] is True
+
+    plain = template(helm, "metrics.secure=false", "metrics.serviceMonitor.enabled=true")
+    config = parse_flags(deployment_args(plain))
+    assert config.metrics_secure is False
+    names = {o["metadata"]["name"] for o in plain if o["kind"] == "ClusterRole"}
+    assert names == {"ascendjob-controller"}  # no metrics-reader
+    [role] = [o for o in plain if o["kind"] == "ClusterRole"]
+    groups = {g for rule in role["rules"] for g in rule["apiGroups"]}
+    assert "authentication.k8s.io" not in groups and "authorization.k8s.io" not in groups
+    [monitor] = [o for o in plain if o["kind"] == "ServiceMonitor"]
+    assert "scheme" not in monitor["spec"]["endpoints"][0]
+    [deployment] = [o for o in plain if o["kind"] == "Deployment"]
+    assert "prometheus.io/scheme" not in deployment["spec"]["template"]["metadata"]["annotations"]
+
+
 # --- install into the test cluster --------------------------------------------------------
+
+
+def scrape_secure(port: int, token: str) -> str:
+    """GET https://127.0.0.1:port/metrics with a bearer token (the certificate is self-signed)."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    request = urllib.request.Request(f"https://127.0.0.1:{port}/metrics")
+    request.add_header("Authorization", f"Bearer {token}")
+    with urllib.request.urlopen(request, context=context, timeout=30) as response:
+        assert response.status == 200
+        return str(response.read().decode())
+
+
+def sample_sum(body: str, name: str, **labels: str) -> float:
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(body)
+        for sample in family.samples
+        if sample.name == name and labels.items() <= sample.labels.items()
+    )
 
 
 @pytest.fixture(scope="module")
@@ -281,8 +337,8 @@ def test_helm_install_then_the_controller_runs_the_sample(
     deployed = docs(release["manifest"])
     kinds = sorted(o["kind"] for o in deployed)
     assert kinds == sorted(
-        ["ClusterRole", "ClusterRoleBinding", "Deployment", "Role", "RoleBinding", "Service",
-         "ServiceAccount"]
+        ["ClusterRole", "ClusterRole", "ClusterRoleBinding", "Deployment", "Role", "RoleBinding",
+         "Service", "ServiceAccount"]
     )  # fmt: skip
     kubectl = [kubectl_bin, "--kubeconfig", str(local_cluster.kubeconfig_path)]
     run(*kubectl, "get", "crd", "ascendjobs.mindxdl.gitee.com")
@@ -295,8 +351,10 @@ def test_helm_install_then_the_controller_runs_the_sample(
         for a in stored["spec"]["template"]["spec"]["containers"][0]["args"]
         if not a.startswith(("--metrics-bind-address", "--health-probe-bind-address"))
     ]
-    assert "--leader-elect" in args
-    if getattr(local_cluster, "backend", "local") == "real":
+    assert "--leader-elect" in args and "--metrics-secure" in args
+    real = getattr(local_cluster, "backend", "local") == "real"
+    token = ""
+    if real:
         # As the pod would run: the chart's ServiceAccount, bound by the chart's RBAC only.
         token = identity.service_account_token(local_cluster)
         kubeconfig = identity.token_kubeconfig(
@@ -320,7 +378,17 @@ def test_helm_install_then_the_controller_runs_the_sample(
             ).stdout
         )  # fmt: skip
         assert lease["spec"]["holderIdentity"], lease
-        assert process.metric_sum("rest_client_requests_total", code="403") == 0
+        if real:
+            # /metrics is HTTPS for holders of the chart's metrics-reader ClusterRole (the
+            # controller's own reviews use the chart's tokenreviews/subjectaccessreviews grant).
+            run(
+                *kubectl, "create", "clusterrolebinding", "helm-test-metrics",
+                "--clusterrole=ascendjob-controller-metrics-reader",
+                f"--serviceaccount={NAMESPACE}:{identity.SERVICE_ACCOUNT}",
+            )  # fmt: skip
+            body = scrape_secure(process.metrics_port, token)
+            assert sample_sum(body, "rest_client_requests_total", code="403") == 0
+            assert sample_sum(body, "ascendjob_jobs_successful_total") >= 1
     finally:
         process.stop()
 
