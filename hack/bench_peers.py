@@ -11,8 +11,9 @@ Running -> Succeeded, the Service deleted at the end.
 Each contender gets, per round, a fresh local cluster (its own process, simulated kubelet on)
 and a counting proxy (hack/peers/proxy.py, its own process) in front of it, so requests are
 counted on the wire in the same way for all three. The contender runs in its own process;
-its CPU (/proc/<pid>/stat) is taken from the first job POST until the last job's Service is
-gone, its peak RSS is VmHWM at the end. Jobs/s runs from the first POST to the last job seen
+its CPU (/proc/<pid>/stat) and its requests are taken from the first job POST until every
+Service is gone and it has then sent nothing for 1 s (our Events trail the jobs); its peak
+RSS is VmHWM at the end. Jobs/s runs from the first POST to the last job seen
 Succeeded (a watch of the driver's, straight to the server, not through the proxy).
 
 Each run is checked for correctness: every job Succeeded, no job's state ever moved back
@@ -219,7 +220,8 @@ class Result:
     name: str
     jobs: int
     seconds: float  # first POST -> last job Succeeded
-    cpu: float  # contender CPU s, first POST -> last Service gone
+    quiet_after: float  # first POST -> the contender's last request (the CPU window's end)
+    cpu: float  # contender CPU s, first POST -> quiet (no request for 1 s)
     server_cpu: float  # the bed's (API server + kubelet) CPU s over the same window
     peak_rss_kb: int
     requests: dict[str, int]  # "<verb> <resource>" -> count over the same window
@@ -266,6 +268,24 @@ def _wait_services_gone(url: str, timeout: float) -> bool:
         client.close()
 
 
+def _wait_quiet(px: Proxy, start: float, quiet: float = 1.0, timeout: float = 60.0) -> float:
+    """Wait until the contender sent nothing for `quiet` s (our Events trail the jobs).
+
+    Returns when, after `start`, its last request was seen, so the CPU and request window
+    covers all the work the jobs caused and no more.
+    """
+    last_counts, last_change = px.counts(), time.perf_counter()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(0.1)
+        counts = px.counts()
+        if counts != last_counts:
+            last_counts, last_change = counts, time.perf_counter()
+        elif time.perf_counter() - last_change >= quiet:
+            break
+    return last_change - start
+
+
 def run_one(name: str, jobs: int, timeout: float, linger: float) -> Result:
     """One contender on a fresh local cluster behind a fresh proxy."""
     with tempfile.TemporaryDirectory(prefix=f"bench-peers-{name}-") as tmp_name:
@@ -303,7 +323,7 @@ def measure(
         )
     seconds = max(watch.finished.values()) - start
     drained = _wait_services_gone(server.url, 30.0)
-    time.sleep(0.5)  # trailing writes (our Events) of the last jobs
+    trailing = _wait_quiet(px, start)
     cpu, server_cpu = bc.cpu_seconds(pid) - cpu0, bc.cpu_seconds(server.pid) - server0
     after = px.counts()
     peak = bc.rss_kb(pid)[1]
@@ -315,6 +335,7 @@ def measure(
         name=name,
         jobs=jobs,
         seconds=seconds,
+        quiet_after=trailing,
         cpu=cpu,
         server_cpu=server_cpu,
         peak_rss_kb=peak,
@@ -402,6 +423,7 @@ def report(results: list[Result], rounds: int, linger: float) -> None:
         "",
         "jobs/s to all Succeeded",
         "all Succeeded after (s)",
+        "last request after (s)",
         "controller CPU ms per job",
         "requests per job",
         "of them Events",
@@ -414,6 +436,7 @@ def report(results: list[Result], rounds: int, linger: float) -> None:
             r.name,
             f"{r.jobs_per_s:.1f}",
             f"{r.seconds:.2f}",
+            f"{r.quiet_after:.2f}",
             f"{1000 * r.cpu / r.jobs:.1f}",
             f"{r.total_requests / r.jobs:.1f}",
             f"{r.events / r.jobs:.1f}",

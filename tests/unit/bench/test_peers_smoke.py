@@ -45,12 +45,13 @@ def quick_output() -> str:
 def test_one_table_with_a_row_per_contender(quick_output: str) -> None:
     assert "jobs/s to all Succeeded" in quick_output
     for name in CONTENDERS:
-        jobs_per_s, seconds, cpu_ms, requests, events, rss, bed_ms = _row(quick_output, name)
+        row = _row(quick_output, name)
+        jobs_per_s, seconds, quiet, cpu_ms, requests, events, rss, bed_ms = row
         assert all(v > 0 for v in (jobs_per_s, seconds, cpu_ms, requests, rss, bed_ms)), name
-        assert 0 <= events < requests, name
+        assert quiet > 0 and 0 <= events < requests, name
     # The perfect client sends no Events and at least the 6 minimal requests per job.
-    assert _row(quick_output, "perfect")[4] == 0
-    assert _row(quick_output, "perfect")[3] >= 6
+    assert _row(quick_output, "perfect")[5] == 0
+    assert _row(quick_output, "perfect")[4] >= 6
 
 
 @pytest.mark.slow
