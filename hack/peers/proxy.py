@@ -3,7 +3,7 @@
 Every contender (our controller, the kopf operator, the perfect client) talks to the local
 cluster through its own instance of this proxy, so requests are counted the same way for all
 three, by what reached the wire rather than by each contender's own metrics. It runs in its own
-process (`python hack/peers/proxy.py --upstream URL`), so its CPU is charged neither to the
+process (`python -m hack.peers.proxy --upstream URL`), so its CPU is charged neither to the
 contender nor to the driver; it prints `ready <url>` once it listens.
 
 Counts are kept per `<verb> <resource> <status code>`, with Kubernetes' verbs (get/list/watch
@@ -12,7 +12,10 @@ told apart by the path and `watch=true`) and the resource with its subresource
 
 Each client connection gets one handler thread and one upstream keep-alive connection, so the
 contender's connection reuse is preserved. Chunked responses (watches) are relayed chunk by
-chunk as they arrive; anything else is read whole and sent with its Content-Length.
+chunk as they arrive; anything else is read whole and sent with its Content-Length. Both
+sockets have TCP_NODELAY: without it a reply written in two parts waits for the client's
+delayed ACK, and every request cost ~40 ms more through the proxy than direct (sequential
+senders, such as our Event recorder, ran at ~20 requests/s); now it adds about 0.3-0.5 ms.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import socket
 import sys
 import threading
 from collections import Counter
@@ -135,11 +139,21 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def setup(self) -> None:
+        """No Nagle: a reply written as headers then body would otherwise wait for the
+        client's delayed ACK, adding ~40 ms to every request (measured before this)."""
+        super().setup()
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def _connection(self) -> http.client.HTTPConnection:
         if self._upstream is None:
-            self._upstream = http.client.HTTPConnection(
+            conn = http.client.HTTPConnection(
                 self.server.upstream_host, self.server.upstream_port, timeout=900
             )
+            conn.connect()
+            assert conn.sock is not None
+            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._upstream = conn
         return self._upstream
 
     def _request_body(self) -> bytes | None:
