@@ -79,8 +79,14 @@ def index_by_controller_uid(obj: JSON) -> list[str]:
     return []
 
 
-#: The longest a watch may stay silent before it is treated as dead (see `_watch`).
-WATCH_SILENCE_SECONDS = 75.0
+#: How long the server keeps one watch open (a random value in this range, so informers
+#: restarted together do not re-watch together). Short, so that a dead connection is noticed
+#: within a minute: kube-apiserver sends a BOOKMARK 2 s before a watch's timeout (its regular
+#: ones only every minute), so no data for `timeout + WATCH_SILENCE_MARGIN` means the stream is
+#: dead even when nothing changes. Re-watching from the last resourceVersion is one cheap
+#: request per informer every ~35 s.
+WATCH_TIMEOUT_RANGE = (30, 40)
+WATCH_SILENCE_MARGIN = 10.0
 
 
 def index_by_label(label_key: str) -> IndexFunc:
@@ -236,7 +242,7 @@ class Informer:
         label_selector: str | None = None,
         indexers: dict[str, IndexFunc] | None = None,
         resync_period: float | None = None,
-        watch_timeout_range: tuple[int, int] = (300, 600),
+        watch_timeout_range: tuple[int, int] = WATCH_TIMEOUT_RANGE,
         watch_read_timeout: float | None = None,
         backoff: tuple[float, float] = (0.8, 30.0),
     ) -> None:
@@ -366,10 +372,9 @@ class Informer:
         """Follow one watch until the server ends it; return the last resourceVersion seen."""
         low, high = self._watch_timeout_range
         timeout = random.randint(low, high)
-        # Silence means a dead stream: kube-apiserver bookmarks an idle watch about once a
-        # minute (its watch cache's bookmarkFrequency), so no data for longer than that plus
-        # a margin closes the socket and resumes from `rv`, long before the server's timeout.
-        read_timeout = self._watch_read_timeout or min(timeout + 15.0, WATCH_SILENCE_SECONDS)
+        # Silence past the server's own timeout (it bookmarks just before it) means a dead
+        # stream: close the socket and resume from `rv`.
+        read_timeout = self._watch_read_timeout or timeout + WATCH_SILENCE_MARGIN
         stream = self.client.watch(
             self.resource,
             scope,
@@ -489,7 +494,7 @@ class InformerFactory:
         namespaces: list[str] | None = None,
         *,
         resync_period: float | None = None,
-        watch_timeout_range: tuple[int, int] = (300, 600),
+        watch_timeout_range: tuple[int, int] = WATCH_TIMEOUT_RANGE,
         watch_read_timeout: float | None = None,
     ) -> None:
         self.client = client

@@ -152,3 +152,23 @@ class BlackholeProxy:
             for sock in (client, upstream):
                 with contextlib.suppress(OSError):
                     sock.close()
+
+
+def proxied_client(proxy: BlackholeProxy, cluster: Any, **kw: Any) -> KubeClient:
+    """A client of `cluster` whose every connection goes through `proxy`.
+
+    The proxy forwards bytes, so TLS (a real kube-apiserver) passes through it untouched: the
+    client keeps the cluster's CA and credentials, and only the address changes (the serving
+    certificate is for 127.0.0.1 either way).
+    """
+    from urllib.parse import urlsplit
+
+    from kubernetes import client as k8s
+    from kubernetes import config as k8s_config
+
+    cfg = k8s.Configuration()
+    k8s_config.load_kube_config(config_file=str(cluster.kubeconfig_path), client_configuration=cfg)
+    cfg.host = f"{urlsplit(cfg.host).scheme}://127.0.0.1:{proxy.port}"
+    cfg.retries = False
+    options = {"qps": 1000, "burst": 1000, "backoff_base": 0.01, **kw}
+    return KubeClient(k8s.ApiClient(cfg), **options)
