@@ -201,6 +201,13 @@ JOBS = Gauge(
     ["state"],
     registry=REGISTRY,
 )
+JOB_STATE_START_TIME = Gauge(
+    "ascendjob_job_state_start_time_seconds",
+    "Unix time at which each unfinished AscendJob entered its current state (its last "
+    "condition's lastTransitionTime); the series goes when the job finishes or is deleted",
+    ["namespace", "name", "state", "reason"],
+    registry=REGISTRY,
+)
 RANKTABLE_WRITES = Counter(
     "ascendjob_ranktable_writes_total",
     "Rank table (hccl.json) writes, by target (configmap or file) and result (success or error)",

@@ -38,9 +38,11 @@ from ascendjob_controller.job.types import (
     RESTARTING,
     RUNNING,
     SUCCEEDED,
+    TERMINAL_STATES,
     as_dict,
     controller_ref,
     parse_job,
+    parse_time,
 )
 from ascendjob_controller.kube.client import (
     ASCENDJOBS,
@@ -167,6 +169,36 @@ class JobStates:
             return {name: n for name, n in self._counts.items() if n}
 
 
+class JobStateStarts:
+    """`ascendjob_job_state_start_time_seconds{namespace,name,state,reason}`: since when each
+    unfinished job is in its state, for the "stuck in Restarting/Created" alerts.
+
+    The value is the stored condition's lastTransitionTime, so a new leader exports the same
+    series as the old one; a finished or deleted job's series is removed.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._labels: dict[str, tuple[str, str, str, str]] = {}
+
+    def set(self, key: str, status: Any) -> None:
+        namespace, _, name = key.partition("/")
+        conditions = as_dict(status).get("conditions")
+        last = as_dict(conditions[-1]) if isinstance(conditions, list) and conditions else {}
+        state, reason = last.get("type"), last.get("reason")
+        since = parse_time(last.get("lastTransitionTime"))
+        labels: tuple[str, str, str, str] | None = None
+        if isinstance(state, str) and state not in TERMINAL_STATES and since is not None:
+            labels = (namespace, name, state, reason if isinstance(reason, str) else "")
+        with self._lock:
+            old = self._labels.pop(key, None)
+            if old is not None and old != labels:
+                metrics.JOB_STATE_START_TIME.remove(*old)
+            if labels is not None and since is not None:
+                metrics.JOB_STATE_START_TIME.labels(*labels).set(since.timestamp())
+                self._labels[key] = labels
+
+
 class OwnStatusWrites:
     """Jobs whose cached copy is still the one our last status write replaced.
 
@@ -233,6 +265,7 @@ class JobReconciler:
         self._options = options or planning.PlanOptions()
         self._now = now
         self.job_states = JobStates.new()
+        self.state_starts = JobStateStarts()
         self._own_writes = OwnStatusWrites()
         self._create_pool = ThreadPoolExecutor(MAX_PARALLEL_CREATES, "create-pods")
 
@@ -265,6 +298,7 @@ class JobReconciler:
         failures = outcome.failures
         failures += self._sync_ranktable(outcome.job or job, plan, children["Pod"], bound)
         self.job_states.set(key, plan.state)
+        self.state_starts.set(key, (outcome.job or job).get("status"))  # as stored
         self._log_reconciled(plan, outcome, bound, started)
         if failures:
             raise ReconcileError("; ".join(failures))
@@ -274,6 +308,7 @@ class JobReconciler:
         self._expectations.forget(key)
         self._own_writes.forget(key)
         self.job_states.set(key, None)
+        self.state_starts.set(key, None)
         if self._ranktables is not None:
             self._ranktables.forget(key)
         bound.debug("job_gone")
@@ -677,6 +712,7 @@ class JobReconciler:
         self._expectations.forget(key)
         self._own_writes.forget(key)
         self.job_states.set(key, None)
+        self.state_starts.set(key, None)
         metrics.JOBS_DELETED.labels(**self._metric_labels(job)).inc()
 
     @staticmethod
