@@ -50,3 +50,15 @@ def short(value: Any, limit: int = 160) -> str:
         return "<missing>"
     text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def excerpts(a: Any, b: Any, limit: int = 160) -> tuple[str, str]:
+    """Both values in one line each; two long strings are shown from where they part."""
+    if isinstance(a, str) and isinstance(b, str) and max(len(a), len(b)) > limit:
+        start = 0
+        while start < min(len(a), len(b)) and a[start] == b[start]:
+            start += 1
+        start = max(0, start - 40)
+        if start:
+            return short("..." + a[start:], limit), short("..." + b[start:], limit)
+    return short(a, limit), short(b, limit)

@@ -22,8 +22,14 @@ _TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d
 _IPV4 = re.compile(r"^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$")
 _API_ACCESS = re.compile(r"kube-api-access-[a-z0-9]{5}")
 _TOO_OLD = re.compile(r"too old resource version: (\d+) \((\d+)\)")
-_PRECONDITION_RV = re.compile(
-    r"ResourceVersion in precondition: (\d+), ResourceVersion in object meta: (\d+)"
+_PRECONDITION_RV = (
+    re.compile(
+        r"(ResourceVersion in precondition: )(\d+)(, ResourceVersion in object meta: )(\d+)"
+    ),
+    re.compile(
+        r"(the ResourceVersion in the precondition \()(\d+)"
+        r"(\) does not match the ResourceVersion in record \()(\d+)"
+    ),
 )
 _AGE_COLUMNS = {"Age", "Last Seen", "First Seen"}
 _LIST_KINDS_SUFFIX = ("List",)
@@ -56,6 +62,11 @@ class Normalizer:
     def _dict(self, value: dict[str, Any]) -> dict[str, Any]:
         kind = value.get("kind")
         is_list = isinstance(kind, str) and (kind.endswith(_LIST_KINDS_SUFFIX) or kind == "Table")
+        if value.get("type") == "BOOKMARK" and isinstance(value.get("object"), dict):
+            # A bookmark's resourceVersion is the server's current one, like a list's.
+            obj = dict(value["object"])
+            obj["metadata"] = self._list_meta(obj.get("metadata") or {})
+            return {**value, "object": self._value(obj, "object")}
         out: dict[str, Any] = {}
         for key, child in value.items():
             nkey = self._string(key, "") if isinstance(key, str) else key
@@ -63,6 +74,8 @@ class Normalizer:
                 out[nkey] = self._list_meta(child)
             elif key == "resourceVersion" and isinstance(child, str) and child.isdigit():
                 out[nkey] = self._placeholder("rv", child)
+            elif key == "continue" and isinstance(child, str) and child:
+                out[nkey] = "<continue>"
             elif key == "goVersion" and isinstance(child, str):
                 out[nkey] = "<go-version>"
             else:
@@ -91,13 +104,16 @@ class Normalizer:
         value = _UUID.sub(lambda m: self._placeholder("uid", m.group(0)), value)
         value = _API_ACCESS.sub("kube-api-access-<gen>", value)
         value = _TOO_OLD.sub(r"too old resource version: \1 (<rv>)", value)
-        value = _PRECONDITION_RV.sub(
-            lambda m: (
-                f"ResourceVersion in precondition: {self._placeholder('rv', m.group(1))}, "
-                f"ResourceVersion in object meta: {self._placeholder('rv', m.group(2))}"
-            ),
-            value,
-        )
+        for pattern in _PRECONDITION_RV:
+            value = pattern.sub(
+                lambda m: (
+                    m.group(1)
+                    + self._placeholder("rv", m.group(2))
+                    + m.group(3)
+                    + self._placeholder("rv", m.group(4))
+                ),
+                value,
+            )
         return value
 
     @staticmethod

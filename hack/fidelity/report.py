@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from hack.fidelity.compare import Outcome, short
+from hack.fidelity.compare import Outcome, excerpts
 from hack.fidelity.steps import Case
 
 MAX_DIFFS = 6
@@ -22,9 +22,10 @@ def report(cases: list[Case], outcomes: list[list[Outcome]], verbose: bool, took
                 continue
             print(f"DIFF  {o.case} #{o.index} {o.description}")
             for path, local, real in o.diffs[:MAX_DIFFS]:
+                a, b = excerpts(local, real)
                 print(f"        {path}:")
-                print(f"          local {short(local)}")
-                print(f"          real  {short(real)}")
+                print(f"          local {a}")
+                print(f"          real  {b}")
             if len(o.diffs) > MAX_DIFFS:
                 print(f"        ... and {len(o.diffs) - MAX_DIFFS} more differences")
     print()

@@ -15,9 +15,9 @@ def _in(resource: str) -> str:
 CASES = [
     case(
         "namespace-create-get",
-        post("/api/v1/namespaces", {"metadata": {"name": "{ns}", "labels": {"team": "a"}}}),
+        post("/api/v1/namespaces", {"metadata": {"name": "{ns}", "labels": {"team": "t{run}"}}}),
         get(NS),
-        get("/api/v1/namespaces?labelSelector=team%3Da", pick=("items[*].metadata.name",)),
+        get("/api/v1/namespaces?labelSelector=team%3Dt{run}", pick=("items[*].metadata.name",)),
         namespace=False,
     ),
     case(

@@ -102,7 +102,7 @@ CASES = [
     ),
     case(
         "watch-namespace-scoped-only",
-        get("/api/v1/configmaps", save=RV, compare=False),
+        get("configmaps", save=RV, compare=False),
         watch("w", "configmaps?watch=1&resourceVersion={rv}"),
         prep(post("/api/v1/namespaces/default/configmaps", configmap("other-{ns}"))),
         prep(post("configmaps", configmap("mine"))),
