@@ -11,6 +11,7 @@ import json
 import threading
 from typing import Any
 
+from ascendjob_controller.localcluster import pods
 from ascendjob_controller.localcluster.resources import ResourceType
 
 _STATUS = frozenset({"status"})
@@ -165,6 +166,17 @@ SELECTABLE_FIELDS: dict[str, frozenset[str]] = {
 }
 ALWAYS_SELECTABLE = frozenset({"metadata.name", "metadata.namespace"})
 
+# Built-in kinds whose registries keep metadata.generation (custom resources all do); the
+# others (ConfigMaps, Services, Leases, Namespaces...) never show one.
+_GENERATION_KINDS = frozenset(
+    {"pods", "deployments.apps", "customresourcedefinitions.apiextensions.k8s.io"}
+)
+
+
+def has_generation(rt: ResourceType) -> bool:
+    return not rt.builtin or rt.group_resource in _GENERATION_KINDS
+
+
 INITIAL_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 PROTECTED_NAMESPACES = frozenset({"default", "kube-system", "kube-public"})
 
@@ -201,10 +213,57 @@ class ClusterIPAllocator:
             self._used.discard(ip)
 
 
+def decode_defaults(rt: ResourceType, obj: dict[str, Any]) -> None:
+    """The defaults a write gets when its body is decoded (SetDefaults_*), before admission.
+
+    They are the writer's own fields for managedFields; what admission and the registry add
+    afterwards (service account, cluster IP, status) is nobody's.
+    """
+    if rt is PODS:
+        spec = obj.setdefault("spec", {})
+        if isinstance(spec, dict):
+            default_pod_spec(spec, priority=False)
+    elif rt is SERVICES:
+        default_service_spec(obj.setdefault("spec", {}))
+    elif rt is NAMESPACES:
+        meta = obj["metadata"]
+        meta.setdefault("labels", {})["kubernetes.io/metadata.name"] = meta["name"]
+    elif rt is EVENTS:
+        from ascendjob_controller.localcluster import eventsapi
+
+        eventsapi.core_defaults(obj)
+
+
+_OMITTED_WHEN_EMPTY = ("labels", "annotations", "finalizers", "ownerReferences")
+
+
+def omit_empty(rt: ResourceType, obj: dict[str, Any]) -> None:
+    """Drop what a Go type leaves out when empty (omitempty), and fill converted fields.
+
+    Custom resources are stored as sent, so only built-in kinds lose their empty
+    metadata maps and lists; a pod's status.podIPs follows its podIP (v1 conversion).
+    """
+    if not rt.builtin:
+        return
+    meta = obj.get("metadata") or {}
+    for key in _OMITTED_WHEN_EMPTY:
+        if key in meta and not meta[key]:
+            del meta[key]
+    for key in ("data", "binaryData", "stringData"):
+        if key in obj and obj[key] in ({}, None) and rt.kind in ("ConfigMap", "Secret"):
+            del obj[key]
+    status = obj.get("status")
+    if rt is PODS and isinstance(status, dict):
+        for single, plural in (("podIP", "podIPs"), ("hostIP", "hostIPs")):
+            if status.get(single) and not status.get(plural):
+                status[plural] = [{"ip": status[single]}]
+
+
 def default_pod(obj: dict[str, Any]) -> None:
     """The defaults and initial status the pod registry gives every new pod."""
-    default_pod_spec(obj.setdefault("spec", {}))
-    obj["status"] = {"phase": "Pending", "qosClass": "BestEffort"}
+    spec = obj.setdefault("spec", {})
+    default_pod_spec(spec)
+    obj["status"] = {"phase": "Pending", "qosClass": pods.qos_class(spec)}
 
 
 POD_UPDATE_FORBIDDEN = (
@@ -238,15 +297,18 @@ def pod_spec_change_allowed(old: dict[str, Any], new: dict[str, Any]) -> bool:
     return masked(old, node) == masked(new, node)
 
 
-def default_pod_spec(spec: dict[str, Any]) -> None:
+def default_pod_spec(spec: dict[str, Any], priority: bool = True) -> None:
+    """Pod spec defaults; `priority` adds what the Priority admission plugin sets too."""
     spec.setdefault("restartPolicy", "Always")
     spec.setdefault("schedulerName", "default-scheduler")
     spec.setdefault("terminationGracePeriodSeconds", 30)
     spec.setdefault("dnsPolicy", "ClusterFirst")
     spec.setdefault("securityContext", {})
     spec.setdefault("enableServiceLinks", True)
-    spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
-    spec.setdefault("priority", 0)
+    if priority:
+        spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
+        spec.setdefault("priority", 0)
+    pods.default_requests(spec)
     for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
         if isinstance(container, dict):
             container.setdefault("terminationMessagePath", "/dev/termination-log")
@@ -260,9 +322,8 @@ def default_pod_spec(spec: dict[str, Any]) -> None:
                     port.setdefault("protocol", "TCP")
 
 
-def default_service(obj: dict[str, Any], allocator: ClusterIPAllocator) -> None:
-    """Type, port protocol/targetPort defaults and a ClusterIP unless headless."""
-    spec = obj.setdefault("spec", {})
+def default_service_spec(spec: dict[str, Any]) -> None:
+    """Type, session affinity, port protocol/targetPort and traffic policy defaults."""
     spec.setdefault("type", "ClusterIP")
     spec.setdefault("sessionAffinity", "None")
     for port in spec.get("ports") or []:
@@ -270,6 +331,14 @@ def default_service(obj: dict[str, Any], allocator: ClusterIPAllocator) -> None:
             port.setdefault("protocol", "TCP")
             if "port" in port:
                 port.setdefault("targetPort", port["port"])
+    if spec["type"] != "ExternalName":
+        spec.setdefault("internalTrafficPolicy", "Cluster")
+
+
+def default_service(obj: dict[str, Any], allocator: ClusterIPAllocator) -> None:
+    """The spec defaults and a ClusterIP unless headless (the service registry's part)."""
+    spec = obj.setdefault("spec", {})
+    default_service_spec(spec)
     if spec["type"] != "ExternalName":
         ip = spec.get("clusterIP") or ""
         if ip == "None":
@@ -283,7 +352,6 @@ def default_service(obj: dict[str, Any], allocator: ClusterIPAllocator) -> None:
             spec["clusterIPs"] = [ip]
         spec.setdefault("ipFamilies", ["IPv4"])
         spec.setdefault("ipFamilyPolicy", "SingleStack")
-        spec.setdefault("internalTrafficPolicy", "Cluster")
     obj["status"] = {"loadBalancer": {}}
 
 
@@ -385,8 +453,8 @@ def node_object(name: str, ip: str, now: str) -> dict[str, Any]:
                 "kernelVersion": "6.1.0-sim",
                 "osImage": "Simulated Linux",
                 "containerRuntimeVersion": "sim://1.0",
-                "kubeletVersion": "v1.32.0",
-                "kubeProxyVersion": "v1.32.0",
+                "kubeletVersion": "v1.37.2",
+                "kubeProxyVersion": "v1.37.2",
                 "operatingSystem": "linux",
                 "architecture": "amd64",
             },

@@ -96,10 +96,13 @@ class LocalCluster:
         self._thread: threading.Thread | None = None
         self._kubelet: Any = None
         self._seed()
+        self.store.mark_start()
 
     def _seed(self) -> None:
         for name in builtin.INITIAL_NAMESPACES:
-            self.api.create(builtin.NAMESPACES, "", {"metadata": {"name": name}})
+            self.api.create(
+                builtin.NAMESPACES, "", {"metadata": {"name": name}}, manager="kube-apiserver"
+            )
         self.api.create(
             builtin.SERVICES,
             "default",
@@ -113,14 +116,18 @@ class LocalCluster:
                     "ports": [{"name": "https", "port": 443, "targetPort": 6443}],
                 },
             },
+            manager="kube-apiserver",
         )
-        for ns in builtin.INITIAL_NAMESPACES:
-            self.api.create(builtin.SERVICEACCOUNTS, ns, {"metadata": {"name": "default"}})
         if self._crd_dir is not None and self._crd_dir.is_dir():
             for path in sorted(self._crd_dir.glob("*.yaml")):
                 for doc in yaml.safe_load_all(path.read_text()):
                     if isinstance(doc, dict) and doc.get("kind") == "CustomResourceDefinition":
-                        self.api.create(builtin.CRDS, "", with_last_applied(doc))
+                        self.api.create(
+                            builtin.CRDS,
+                            "",
+                            with_last_applied(doc),
+                            manager="kubectl-client-side-apply",
+                        )
 
     # --- lifecycle -------------------------------------------------------------------------
     @property

@@ -79,10 +79,12 @@ def namespace_not_found(name: str) -> ApiError:
     )
 
 
-def already_exists(rt: ResourceType, name: str) -> ApiError:
-    return ApiError(
-        409, "AlreadyExists", f'{rt.group_resource} "{name}" already exists', _details(rt, name)
-    )
+def already_exists(rt: ResourceType, name: str, existing: dict[str, Any] | None = None) -> ApiError:
+    """409; for a name still held by an object being deleted, etcd3's "object is being deleted"."""
+    message = f'{rt.group_resource} "{name}" already exists'
+    if existing is not None and existing.get("deletionTimestamp"):
+        message = f"object is being deleted: {message}"
+    return ApiError(409, "AlreadyExists", message, _details(rt, name))
 
 
 def conflict(rt: ResourceType, name: str, why: str) -> ApiError:
@@ -111,6 +113,27 @@ def invalid(rt: ResourceType, name: str, causes: list[dict[str, Any]]) -> ApiErr
     details = _details(rt, name, kind=rt.kind)
     details["causes"] = causes
     return ApiError(422, "Invalid", f'{qualified} "{name}" is invalid: {joined}', details)
+
+
+def options_invalid(kind: str, *causes: dict[str, str]) -> ApiError:
+    """A 422 about request options (DeleteOptions, PatchOptions, ListOptions) themselves."""
+    parts = [f"{c['field']}: {c['message']}" for c in causes]
+    joined = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+    return ApiError(
+        422,
+        "Invalid",
+        f'{kind}.meta.k8s.io "" is invalid: {joined}',
+        {"group": "meta.k8s.io", "kind": kind, "causes": list(causes)},
+    )
+
+
+def invalid_resource(rt: ResourceType, name: str, causes: list[dict[str, Any]]) -> ApiError:
+    """422 qualified by resource rather than kind, as the registry's own checks word it."""
+    parts = [f"{c.get('field', '')}: {c.get('message', '')}" for c in causes]
+    joined = parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+    details = _details(rt, name)
+    details["causes"] = causes
+    return ApiError(422, "Invalid", f'{rt.group_resource} "{name}" is invalid: {joined}', details)
 
 
 def bad_request(message: str) -> ApiError:

@@ -15,9 +15,10 @@ import time
 from typing import Any
 
 from ascendjob_controller.localcluster import builtin
+from ascendjob_controller.localcluster.deletion import FOREGROUND, ORPHAN, DeleteOptions
 from ascendjob_controller.localcluster.errors import ApiError
 from ascendjob_controller.localcluster.store import Event
-from ascendjob_controller.localcluster.verbs import FOREGROUND, Api, DeleteOptions
+from ascendjob_controller.localcluster.verbs import Api
 
 Task = tuple[str, str]  # (what, argument): ("owner-gone", uid), ("foreground", uid), ...
 
@@ -41,6 +42,8 @@ def tasks_for(event: Event, namespace_terminating: bool) -> list[Task]:
                 tasks.append(("namespace", meta["name"]))
             elif FOREGROUND in (meta.get("finalizers") or ()):
                 tasks.append(("foreground", uid))
+            elif ORPHAN in (meta.get("finalizers") or ()):
+                tasks.append(("orphan", uid))
     return tasks
 
 
@@ -124,6 +127,8 @@ class GarbageCollector:
                 self._collect_dependent(found)
         elif what == "foreground":
             self._foreground(arg)
+        elif what == "orphan":
+            self._orphan(arg)
         elif what == "namespace":
             self._namespace(arg)
 
@@ -181,6 +186,38 @@ class GarbageCollector:
             if not obj["metadata"]["finalizers"]:
                 del obj["metadata"]["finalizers"]
             self.api.update(rt, ns, name, obj)
+
+    def _orphan(self, uid: str) -> None:
+        """Strip an Orphan-deleted owner from its dependents' ownerReferences, then release it."""
+        with self.store.lock:
+            ref = self.store.by_uid(uid)
+            entry = self.store.get(*ref) if ref is not None else None
+            rt = self._rt(ref[0]) if ref is not None else None
+            if entry is None or rt is None or ref is None:
+                return
+            meta = entry.obj["metadata"]
+            if not meta.get("deletionTimestamp") or ORPHAN not in (meta.get("finalizers") or ()):
+                return
+            for dependent in self.store.dependents(uid):
+                self._drop_owner(dependent, uid)
+            owner = entry.copy()
+            owner["metadata"]["finalizers"] = [f for f in meta["finalizers"] if f != ORPHAN]
+            if not owner["metadata"]["finalizers"]:
+                del owner["metadata"]["finalizers"]
+            self.api.update(rt, ref[1], ref[2], owner)
+
+    def _drop_owner(self, ref: tuple[str, str, str], uid: str) -> None:
+        dependent = self.store.get(*ref)
+        if dependent is None:
+            return
+        obj = dependent.copy()
+        meta = obj["metadata"]
+        refs = [r for r in meta.get("ownerReferences") or [] if r.get("uid") != uid]
+        if refs:
+            meta["ownerReferences"] = refs
+        else:
+            meta.pop("ownerReferences", None)
+        self.store.write(ref[0], obj, "MODIFIED")
 
     def _namespace(self, name: str) -> None:
         """Delete everything in a terminating namespace, then the namespace itself."""

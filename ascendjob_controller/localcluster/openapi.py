@@ -30,7 +30,8 @@ STATUS = "io.k8s.apimachinery.pkg.apis.meta.v1.Status"
 PATCH = "io.k8s.apimachinery.pkg.apis.meta.v1.Patch"
 DELETE_OPTIONS = "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions"
 WATCH_EVENT = "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent"
-_INFO = {"title": "Kubernetes", "version": "v1.32.0"}
+_INFO = {"title": "Kubernetes", "version": "v1.37.2"}
+_CRD_INFO = {"title": "Kubernetes CRD Swagger", "version": "v0.1.0"}
 
 # Strategic-merge metadata on the built-in list fields (documentation for `kubectl explain`
 # and other readers; kubectl apply itself uses its compiled-in copy, see the docstring).
@@ -501,7 +502,7 @@ def openapi_v3_document(
         paths.update(_paths(rt, ref))
     return {
         "openapi": "3.0.0",
-        "info": dict(_INFO),
+        "info": dict(_INFO if all(rt.builtin for rt in matching) else _CRD_INFO),
         "paths": paths,
         "components": {"schemas": _schemas(matching, ref)},
     }

@@ -5,15 +5,10 @@
 - `strategic_merge_patch`: `application/strategic-merge-patch+json` for built-in kinds. Which
   lists merge by which key is a table here (`_LIST_RULES`) instead of Go struct tags; only the
   fields kubectl and our controller touch are listed, every other list is replaced whole.
-- `apply_patch`: server-side apply (`application/apply-patch+yaml`), simplified:
-  * the applied object is merged into the existing one (strategic list rules for built-in kinds,
-    recursive map merge with lists replaced for custom resources);
-  * each field manager gets one `Apply` entry in `metadata.managedFields`, its `fieldsV1` being
-    the field set of what it applied last;
-  * fields this manager applied before and no longer applies are removed, unless another
-    manager's entry also lists them (that is SSA's ownership rule, without versioned schemas);
-  * there is NO conflict detection: two managers setting the same field both succeed and the
-    later one wins. `force` is therefore accepted and ignored.
+- `apply_merge`: the merge step of server-side apply (`application/apply-patch+yaml`): the
+  applied configuration merged into the live object (strategic list rules for built-in kinds,
+  recursive map merge with lists replaced for custom resources). Field ownership, pruning and
+  conflicts are managedfields.py's; `apply_patch` does both in one call.
 
 No function mutates its inputs: every result is a fresh deep copy, so the server can patch a
 stored object and throw the result away when validation fails, leaving storage untouched.
@@ -23,11 +18,8 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
 from datetime import datetime
 from typing import Any
-
-from ascendjob_controller.localcluster.timestamps import now_rfc3339
 
 
 class PatchError(ValueError):
@@ -406,167 +398,6 @@ def _strip_directives(value: Any) -> Any:
 
 # --- server-side apply ---------------------------------------------------------------------
 
-# Fields SSA never tracks: identity and server-owned metadata.
-_UNTRACKED_META = {
-    "name",
-    "namespace",
-    "uid",
-    "resourceVersion",
-    "generation",
-    "creationTimestamp",
-    "deletionTimestamp",
-    "deletionGracePeriodSeconds",
-    "managedFields",
-    "selfLink",
-}
-
-# A field path element: ("f", name), ("k", canonical-json key), or ("v", canonical-json value).
-PathElem = tuple[str, str]
-FieldPath = tuple[PathElem, ...]
-
-
-def _rule_for(builtin: bool, kind: str) -> Callable[[tuple[str, ...]], ListRule | None]:
-    if builtin:
-        return lambda path: _list_rule(kind, path)
-    return lambda path: None
-
-
-def _collect_fields(
-    value: Any,
-    path: tuple[str, ...],
-    prefix: FieldPath,
-    rule_of: Callable[[tuple[str, ...]], ListRule | None],
-    out: set[FieldPath],
-) -> None:
-    """Every field the applied object sets, in fieldsV1 terms.
-
-    A map appears through its children only (an empty map is a leaf), so applying just
-    `metadata.name` owns nothing in metadata, as upstream.
-    """
-    if isinstance(value, dict):
-        for key, child in value.items():
-            if not path and key in ("apiVersion", "kind"):
-                continue
-            if path == ("metadata",) and key in _UNTRACKED_META:
-                continue
-            child_prefix = (*prefix, ("f", key))
-            below: set[FieldPath] = set()
-            _collect_fields(child, (*path, key), child_prefix, rule_of, below)
-            if below or not isinstance(child, dict) or not child:
-                out.add(child_prefix)
-            out |= below
-    elif isinstance(value, list):
-        rule = rule_of(path) if path else None
-        if rule is None:
-            return  # atomic list: owned as a whole by its parent entry
-        strategy, key = rule
-        for item in value:
-            if strategy == "set" or not isinstance(item, dict):
-                out.add((*prefix, ("v", json.dumps(item))))
-            else:
-                assert key is not None
-                elem = (*prefix, ("k", json.dumps({key: item.get(key)}, separators=(",", ":"))))
-                out.add(elem)
-                _collect_fields(item, path, elem, rule_of, out)
-
-
-def _fields_to_v1(fields: set[FieldPath]) -> dict[str, Any]:
-    tree: dict[str, Any] = {}
-    for fp in sorted(fields):
-        node = tree
-        for kind_, name in fp:
-            node = node.setdefault(f"{kind_}:{name}", {})
-    _mark_self(tree)
-    return tree
-
-
-def _mark_self(node: dict[str, Any]) -> None:
-    # Upstream writes "." for a list element or map that is owned itself and has children.
-    for key, child in node.items():
-        if child:
-            _mark_self(child)
-            if key.startswith("k:") or key.startswith("v:"):
-                child.setdefault(".", {})
-
-
-def _v1_to_fields(tree: Any, prefix: FieldPath = ()) -> set[FieldPath]:
-    out: set[FieldPath] = set()
-    if not isinstance(tree, dict):
-        return out
-    for key, child in tree.items():
-        if key == "." or ":" not in key:
-            continue
-        kind_, name = key.split(":", 1)
-        path = (*prefix, (kind_, name))
-        out.add(path)
-        out |= _v1_to_fields(child, path)
-    return out
-
-
-def _remove_path(obj: Any, fp: FieldPath) -> None:
-    """Remove the field at fp from obj (in place); silently stop if it is already gone."""
-    cur = obj
-    for i, (kind_, name) in enumerate(fp):
-        last = i == len(fp) - 1
-        if kind_ == "f":
-            if not isinstance(cur, dict) or name not in cur:
-                return
-            if last:
-                del cur[name]
-                return
-            cur = cur[name]
-        elif kind_ in ("k", "v"):
-            if not isinstance(cur, list):
-                return
-            want = json.loads(name)
-            if kind_ == "k":
-                idx = [
-                    j
-                    for j, e in enumerate(cur)
-                    if isinstance(e, dict) and all(e.get(k) == v for k, v in want.items())
-                ]
-            else:
-                idx = [j for j, e in enumerate(cur) if e == want]
-            if not idx:
-                return
-            if last:
-                del cur[idx[0]]
-                return
-            cur = cur[idx[0]]
-        else:
-            return
-
-
-def _prune(obj: dict[str, Any], dropped: set[FieldPath], owned_before: set[FieldPath]) -> None:
-    """Remove fields a manager stopped applying (in place).
-
-    Leaves and list elements go; a map the manager only reached through its children is kept
-    unless it ends up empty, so fields set by writers we do not track survive.
-    """
-
-    def has_children(fp: FieldPath) -> bool:
-        return any(len(o) > len(fp) and o[: len(fp)] == fp for o in owned_before)
-
-    containers = []
-    for fp in sorted(dropped, key=len):
-        if fp[-1][0] == "f" and has_children(fp):
-            containers.append(fp)
-        else:
-            _remove_path(obj, fp)
-    for fp in sorted(containers, key=len, reverse=True):
-        value = _lookup(obj, fp)
-        if value in ({}, []) and fp != (("f", "metadata"),):
-            _remove_path(obj, fp)
-
-
-def _lookup(obj: Any, fp: FieldPath) -> Any:
-    cur = obj
-    for kind_, name in fp:
-        if kind_ != "f" or not isinstance(cur, dict) or name not in cur:
-            return None
-        cur = cur[name]
-    return cur
-
 
 def _merge_apply_custom(existing: Any, applied: Any) -> Any:
     if isinstance(existing, dict) and isinstance(applied, dict):
@@ -580,6 +411,20 @@ def _merge_apply_custom(existing: Any, applied: Any) -> Any:
     return copy.deepcopy(applied)
 
 
+def apply_merge(
+    existing: dict[str, Any] | None, applied: dict[str, Any], builtin: bool, kind: str
+) -> dict[str, Any]:
+    """The applied configuration merged into the live object (no field bookkeeping).
+
+    Built-in kinds merge lists by their strategic keys; custom resources merge maps and
+    replace lists, as a schema without list types does.
+    """
+    base = copy.deepcopy(existing) if existing else {}
+    body = copy.deepcopy(applied)
+    (body.get("metadata") or {}).pop("managedFields", None)
+    return strategic_merge_patch(base, body, kind) if builtin else _merge_apply_custom(base, body)
+
+
 def apply_patch(
     existing: dict[str, Any] | None,
     applied: dict[str, Any],
@@ -587,8 +432,15 @@ def apply_patch(
     builtin: bool,
     kind: str,
     now: datetime | None = None,
+    schema: Any = None,
 ) -> dict[str, Any]:
-    """Server-side apply (simplified, see the module docstring); returns a new object."""
+    """Server-side apply in one call, forcing conflicts (see managedfields.record_apply).
+
+    The server checks fieldManager, apiVersion and kind itself (with the real errors) and
+    detects conflicts; this keeps the entries in write order for callers that want one step.
+    """
+    from ascendjob_controller.localcluster import fieldsets, managedfields
+
     if not isinstance(applied, dict):
         raise PatchError("an apply patch must be an object")
     if not field_manager:
@@ -596,42 +448,12 @@ def apply_patch(
     for key in ("apiVersion", "kind"):
         if not applied.get(key):
             raise PatchError(f"{key} must be set in an apply patch")
-    base = copy.deepcopy(existing) if existing else {}
-    old_entries: list[dict[str, Any]] = list(
-        (base.get("metadata") or {}).get("managedFields") or []
+    merged = apply_merge(existing, applied, builtin, kind)
+    if schema is None:
+        schema = fieldsets.builtin_schema(kind) if builtin else fieldsets.Schema()
+    write = managedfields.Write(field_manager, str(applied.get("apiVersion")))
+    result, entries = managedfields.record_apply(
+        existing, applied, merged, schema, write, force=True, now=now, ordered=False
     )
-    body = copy.deepcopy(applied)
-    (body.get("metadata") or {}).pop("managedFields", None)
-
-    rule_of = _rule_for(builtin, kind)
-    new_fields: set[FieldPath] = set()
-    _collect_fields(body, (), (), rule_of, new_fields)
-
-    result = strategic_merge_patch(base, body, kind) if builtin else _merge_apply_custom(base, body)
-
-    # Prune what this manager applied before and no longer applies, unless others own it.
-    mine_before: set[FieldPath] = set()
-    others: set[FieldPath] = set()
-    for entry in old_entries:
-        fields = _v1_to_fields(entry.get("fieldsV1"))
-        if entry.get("manager") == field_manager and entry.get("operation") == "Apply":
-            mine_before |= fields
-        else:
-            others |= fields
-    _prune(result, mine_before - new_fields - others, mine_before)
-
-    entry = {
-        "manager": field_manager,
-        "operation": "Apply",
-        "apiVersion": applied.get("apiVersion"),
-        "time": now_rfc3339(now),
-        "fieldsType": "FieldsV1",
-        "fieldsV1": _fields_to_v1(new_fields),
-    }
-    kept = [
-        e
-        for e in old_entries
-        if not (e.get("manager") == field_manager and e.get("operation") == "Apply")
-    ]
-    result.setdefault("metadata", {})["managedFields"] = [*kept, entry]
+    result.setdefault("metadata", {})["managedFields"] = entries
     return result

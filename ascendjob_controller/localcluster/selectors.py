@@ -204,7 +204,12 @@ class _LabelParser:
                 raise SelectorError(
                     f"found '{_shown(tok)}', expected: !, identifier, or 'end of string'"
                 )
-            reqs.append(self.requirement())
+            try:
+                reqs.append(self.requirement())
+            except SelectorError as err:
+                prefix = "unable to parse requirement: "
+                text = str(err) if str(err).startswith(prefix) else prefix + str(err)
+                raise SelectorError(text) from None
             after = self.take()
             if after[0] == _END:
                 break

@@ -42,14 +42,20 @@ from ascendjob_controller.localcluster.verbs import (
     make_matcher,
 )
 
+# What kube-apiserver v1.37.2 (the release whose behaviour this server copies, and which
+# hack/realcluster builds) answers on /version.
 VERSION_INFO = {
     "major": "1",
-    "minor": "32",
-    "gitVersion": "v1.32.0",
+    "minor": "37",
+    "emulationMajor": "1",
+    "emulationMinor": "37",
+    "minCompatibilityMajor": "1",
+    "minCompatibilityMinor": "36",
+    "gitVersion": "v1.37.2",
     "gitCommit": "0000000000000000000000000000000000000000",
     "gitTreeState": "clean",
-    "buildDate": "2024-12-11T00:00:00Z",
-    "goVersion": "go1.23.3",
+    "buildDate": "1970-01-01T00:00:00Z",
+    "goVersion": "go1.26.8",
     "compiler": "gc",
     "platform": "linux/amd64",
 }
@@ -78,6 +84,13 @@ class ServerState:
     stopping: threading.Event = field(default_factory=threading.Event)
     counts: Counter[tuple[str, str]] = field(default_factory=Counter)
     counts_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def api_for(self, rt: ResourceType) -> Any:
+        """The Api, or the events.k8s.io view of its core Event storage."""
+        from ascendjob_controller.localcluster import builtin
+        from ascendjob_controller.localcluster.eventsview import EventsView
+
+        return EventsView(self.api) if rt is builtin.NEW_EVENTS else self.api
 
     def count(self, verb: str, resource: str) -> None:
         with self.counts_lock:
@@ -402,7 +415,7 @@ class ApiHandler(BaseHTTPRequestHandler):
 
     # --- resource verbs -------------------------------------------------------------------------
     def _resource(self, verb: str, route: Route, query: dict[str, str], raw: bytes) -> None:
-        api = self.server.state.api
+        api = self.server.state.api_for(route.rt)
         rt = route.rt
         ns = route.namespace if rt.namespaced else ""
         dry_run = query.get("dryRun") == "All"
@@ -425,13 +438,16 @@ class ApiHandler(BaseHTTPRequestHandler):
             raise method_not_allowed()  # only namespaced collections take these
         elif verb == "create":
             body = parse_body(raw, self.headers.get("Content-Type") or "")
-            result = api.create(rt, ns, body, validation, dry_run)
+            result = api.create(rt, ns, body, validation, dry_run, self._manager(query))
             self._send_entry(result.code, rt, result.entry, result.warnings)
         elif route.subresource in ("binding", "log") or (route.subresource and verb == "delete"):
             raise method_not_allowed()
         elif verb == "update":
             body = parse_body(raw, self.headers.get("Content-Type") or "")
-            result = api.update(rt, ns, route.name, body, route.subresource, validation, dry_run)
+            result = api.update(
+                rt, ns, route.name, body, route.subresource, validation, dry_run,
+                self._manager(query),
+            )  # fmt: skip
             self._send_entry(result.code, rt, result.entry, result.warnings)
         elif verb == "patch":
             content_type = (self.headers.get("Content-Type") or "").split(";")[0].strip()
@@ -446,18 +462,30 @@ class ApiHandler(BaseHTTPRequestHandler):
                 query.get("fieldManager", ""),
                 validation,
                 dry_run,
+                self._manager(query),
+                _flag(query.get("force")),
             )
             self._send_entry(result.code, rt, result.entry, result.warnings)
         elif verb == "delete":
             opts = self._delete_options(query, raw)
             result = api.delete(rt, ns, route.name, opts)
-            self._send_entry(result.code, rt, result.entry)
+            if result.answer is not None and result.answer.get("kind") == "Status":
+                self._send_obj(result.code, result.answer)
+            else:
+                self._send_entry(result.code, rt, result.entry)
         elif verb == "deletecollection":
             opts = self._delete_options(query, raw)
             entries = api.delete_collection(
                 rt, ns or None, query.get("labelSelector", ""), query.get("fieldSelector", ""), opts
             )
             self._send_list(rt, entries, api.store.resource_version, "", None)
+
+    def _manager(self, query: dict[str, str]) -> str:
+        """Who writes, for managedFields: fieldManager, else the User-Agent's product name."""
+        if query.get("fieldManager"):
+            return query["fieldManager"]
+        agent = (self.headers.get("User-Agent") or "").split("/")[0]
+        return "".join(c for c in agent if c.isprintable())[:128]
 
     def _log(self, entry: Entry, query: dict[str, str]) -> None:
         from ascendjob_controller.localcluster.logs import LogError, pod_log
@@ -477,11 +505,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         pre = body.get("preconditions") or {}
         grace = body.get("gracePeriodSeconds", query.get("gracePeriodSeconds"))
         propagation = body.get("propagationPolicy") or query.get("propagationPolicy")
-        if propagation not in (None, "Background", "Foreground", "Orphan"):
-            raise bad_request(f"propagationPolicy {propagation!r} is not supported")
         orphan = body.get("orphanDependents", query.get("orphanDependents"))
-        if propagation is None and orphan in (True, "true"):
-            propagation = "Orphan"
         dry = body.get("dryRun") or ([query["dryRun"]] if "dryRun" in query else [])
         return DeleteOptions(
             propagation=propagation,
@@ -489,6 +513,7 @@ class ApiHandler(BaseHTTPRequestHandler):
             uid=pre.get("uid"),
             resource_version=pre.get("resourceVersion"),
             dry_run="All" in dry,
+            orphan_dependents=None if orphan in (None, "") else orphan in (True, "true"),
         )
 
     def _send_entry(
@@ -505,29 +530,34 @@ class ApiHandler(BaseHTTPRequestHandler):
         self._send_json(code, entry.raw, headers=headers)
 
     def _table(self, rt: ResourceType, objects: list[dict[str, Any]]) -> dict[str, Any]:
-        from ascendjob_controller.localcluster import tables
+        from ascendjob_controller.localcluster import printers
 
         include = self._query_value("includeObject") or "Metadata"
-        result: dict[str, Any] = tables.to_table(rt, objects, include, datetime.now(UTC))
+        result: dict[str, Any] = printers.to_table(rt, objects, include, datetime.now(UTC))
         return result
 
     def _query_value(self, key: str) -> str:
         return dict(parse_qsl(urlsplit(self.path).query)).get(key, "")
 
     def _list(self, route: Route, query: dict[str, str]) -> None:
-        api = self.server.state.api
-        try:
-            limit = int(query.get("limit") or 0)
-        except ValueError as err:
-            raise bad_request(f"invalid limit {query.get('limit')!r}") from err
-        result = api.list_objects(
-            route.rt,
-            route.namespace or None,
-            query.get("labelSelector", ""),
-            query.get("fieldSelector", ""),
-            limit,
-            query.get("continue", ""),
-        )
+        """A list; resourceVersion semantics as kube-apiserver's (see _list_rv)."""
+        from ascendjob_controller.localcluster import listoptions
+
+        api = self.server.state.api_for(route.rt)
+        listoptions.check(query, watch=False)
+        limit = _int_param(query.get("limit") or "0")
+        rv = self._list_rv(query)
+        selectors = (query.get("labelSelector", ""), query.get("fieldSelector", ""))
+        if rv is not None and query.get("resourceVersionMatch") == listoptions.EXACT:
+            result = api.list_at(route.rt, route.namespace or None, rv, *selectors)
+        else:
+            result = api.list_objects(
+                route.rt,
+                route.namespace or None,
+                *selectors,
+                0 if query.get("resourceVersion") == "0" else limit,  # served from cache
+                query.get("continue", ""),
+            )
         self._send_list(
             route.rt,
             result.entries,
@@ -535,6 +565,19 @@ class ApiHandler(BaseHTTPRequestHandler):
             result.continue_token,
             result.remaining,
         )
+
+    def _list_rv(self, query: dict[str, str]) -> int | None:
+        """The resourceVersion a list asks for; waits (3 s at most) for one not reached yet."""
+        from ascendjob_controller.localcluster import listoptions
+
+        text = query.get("resourceVersion", "")
+        if text in ("", "0"):
+            return None
+        rv = _int_param(text, f"invalid resource version: {text}")
+        store = self.server.state.api.store
+        if not store.wait_for_rv(rv, 3.0):
+            raise listoptions.too_large(rv, store.resource_version)
+        return rv
 
     def _send_list(
         self,
@@ -560,9 +603,13 @@ class ApiHandler(BaseHTTPRequestHandler):
 
     # --- watch ------------------------------------------------------------------------------
     def _watch(self, route: Route, query: dict[str, str]) -> None:
+        from ascendjob_controller.localcluster import listoptions
+
+        listoptions.check(query, watch=True)
         state = self.server.state
         store = state.api.store
         rt = route.rt
+        stored = _storage_type(rt)
         match = make_matcher(
             query.get("labelSelector", ""), query.get("fieldSelector", ""), route.rt
         )
@@ -581,7 +628,7 @@ class ApiHandler(BaseHTTPRequestHandler):
             error = ApiError(410, "Expired", "too old resource version: forced by fault injection")
         elif rv_param in ("", "0") or send_initial:
             entries, position, current_rv = store.snapshot(
-                rt.group_resource, route.namespace or None
+                stored.group_resource, route.namespace or None
             )
             initial = [e for e in entries if match is None or match(e.obj)]
         else:
@@ -635,7 +682,7 @@ class ApiHandler(BaseHTTPRequestHandler):
             out = [
                 chunk
                 for ev in events
-                if ev.resource == rt.group_resource
+                if ev.resource == stored.group_resource
                 and (not route.namespace or ev.namespace == route.namespace)
                 for chunk in self._filtered(ev, match, line)
             ]
@@ -661,12 +708,19 @@ class ApiHandler(BaseHTTPRequestHandler):
                 return [line("MODIFIED", ev.entry)]
             if now_in:
                 return [line("ADDED", ev.entry)]
-            if was_in:
-                return [line("DELETED", ev.entry)]
+            if was_in and ev.prev is not None:
+                # Leaving the selection: the object as it was when it matched, at the
+                # event's resourceVersion (the watch cache's convertToWatchEvent).
+                before = json.loads(dumps(ev.prev))
+                before["metadata"]["resourceVersion"] = str(ev.rv)
+                return [line("DELETED", Entry(before, dumps(before)))]
             return []
         return [line(ev.type, ev.entry)] if now_in else []
 
     def _event_line(self, rt: ResourceType, table: bool) -> Callable[[str, Entry], bytes]:
+        from ascendjob_controller.localcluster.eventsview import convert_entry
+
+        convert = convert_entry if _storage_type(rt) is not rt else None
         if table:
 
             def table_line(kind: str, entry: Entry) -> bytes:
@@ -677,7 +731,8 @@ class ApiHandler(BaseHTTPRequestHandler):
             return table_line
 
         def raw_line(kind: str, entry: Entry) -> bytes:
-            return b'{"type":"' + kind.encode() + b'","object":' + entry.raw + b"}\n"
+            raw = convert(entry).raw if convert is not None else entry.raw
+            return b'{"type":"' + kind.encode() + b'","object":' + raw + b"}\n"
 
         return raw_line
 
@@ -692,6 +747,21 @@ class ApiHandler(BaseHTTPRequestHandler):
     def _chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
+
+
+def _storage_type(rt: ResourceType) -> ResourceType:
+    """Where a resource's objects are stored: events.k8s.io Events are core/v1 Events."""
+    from ascendjob_controller.localcluster import builtin
+
+    return builtin.EVENTS if rt is builtin.NEW_EVENTS else rt
+
+
+def _int_param(text: str, message: str = "") -> int:
+    """An integer query parameter; 400 with Go's strconv wording when it is not one."""
+    try:
+        return int(text)
+    except ValueError as err:
+        raise bad_request(message or f'strconv.ParseInt: parsing "{text}": invalid syntax') from err
 
 
 def _escape(text: str) -> str:

@@ -263,6 +263,41 @@ class Store:
             listener(event)
         self.changed.notify_all()
 
+    def mark_start(self) -> None:
+        """History starts now: older revisions are gone, as for a freshly started watch cache.
+
+        A real server's watch cache begins at the revision it started at, so a watch (or an
+        exact list) from before that is 410 Expired; the seeded objects are that past here.
+        """
+        with self.lock:
+            self._compacted_rv = self._rv
+            self.compact(keep=0)
+            self._compacted_rv = self._rv
+
+    def list_at(self, resource: str, namespace: str | None, rv: int) -> list[Entry]:
+        """The objects as they were at revision `rv` (410 when history no longer has it)."""
+        with self.lock:
+            if rv < self._compacted_rv:
+                raise expired("The resourceVersion for the provided list is too old.")
+            table = {k: e for k, e in self._objects.get(resource, {}).items()}
+            start = bisect.bisect_right(self._history_rvs, rv)
+            for event in reversed(self._history[start:]):
+                if event.resource != resource:
+                    continue
+                meta = event.entry.obj["metadata"]
+                key = (meta.get("namespace", ""), meta["name"])
+                if event.type == "ADDED":
+                    table.pop(key, None)
+                elif event.prev is not None:
+                    table[key] = Entry(event.prev, dumps(event.prev))
+            keys = sorted(k for k in table if namespace is None or k[0] == namespace)
+            return [table[k] for k in keys]
+
+    def wait_for_rv(self, rv: int, timeout: float) -> bool:
+        """Wait (up to `timeout`) until the store reaches revision `rv`."""
+        with self.lock:
+            return self.changed.wait_for(lambda: self._rv >= rv, timeout)
+
     def compact(self, keep: int = 0) -> None:
         """Drop all but the newest `keep` events now (tests use it to force 410)."""
         with self.lock:

@@ -220,7 +220,8 @@ def _custom_columns(resource: ResourceType) -> list[dict[str, Any]]:
                 str(pc.get("type", "string")),
                 str(
                     pc.get("description", "")
-                    or ("" if pc.get("type") != "date" else _AGE_DESCRIPTION)
+                    or "Custom resource definition column (in JSONPath format): "
+                    + str(pc.get("jsonPath", ""))
                 ),
                 int(pc.get("priority", 0) or 0),
                 str(pc.get("format", "") or ""),

@@ -15,7 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ascendjob_controller.localcluster import builtin
+from ascendjob_controller.localcluster import admission, builtin, deletion, fieldsets, managedfields
+from ascendjob_controller.localcluster.deletion import DeleteOptions
 from ascendjob_controller.localcluster.errors import (
     ApiError,
     already_exists,
@@ -24,8 +25,10 @@ from ascendjob_controller.localcluster.errors import (
     forbidden,
     internal,
     invalid,
+    invalid_resource,
     namespace_not_found,
     not_found,
+    options_invalid,
     stale,
     unsupported_media_type,
 )
@@ -36,7 +39,6 @@ from ascendjob_controller.localcluster.timestamps import now_rfc3339
 
 _SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_LABEL_1035_RE = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _SYSTEM_META = (
     "uid",
@@ -49,8 +51,6 @@ MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 STRATEGIC_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"
-FOREGROUND = "foregroundDeletion"
-ORPHAN = "orphan"
 
 
 @dataclass
@@ -60,6 +60,7 @@ class Result:
     entry: Entry
     code: int = 200
     warnings: list[str] = field(default_factory=list)
+    answer: dict[str, Any] | None = None  # a body other than the object (a DELETE's Status)
 
 
 @dataclass
@@ -68,15 +69,6 @@ class ListResult:
     resource_version: int
     continue_token: str
     remaining: int | None
-
-
-@dataclass(frozen=True)
-class DeleteOptions:
-    propagation: str | None = None
-    grace_period: int | None = None
-    uid: str | None = None
-    resource_version: str | None = None
-    dry_run: bool = False
 
 
 def _spec_part(obj: dict[str, Any]) -> dict[str, Any]:
@@ -98,6 +90,62 @@ def _comparable(obj: dict[str, Any]) -> dict[str, Any]:
             for m in managed
         ]
     return {**obj, "metadata": meta}
+
+
+INTERNAL_MANAGER = "kube-controller-manager"  # in-process writers: the garbage collector
+
+
+def schema_of(rt: ResourceType) -> fieldsets.Schema:
+    """How managedFields sees this kind's lists and maps."""
+    if rt.builtin:
+        return fieldsets.builtin_schema(rt.kind)
+    return fieldsets.crd_schema(rt.schema)
+
+
+def _set_managed(obj: dict[str, Any], managed: list[dict[str, Any]]) -> None:
+    if managed:
+        obj["metadata"]["managedFields"] = managed
+    else:
+        obj["metadata"].pop("managedFields", None)
+
+
+def storage_key(rt: ResourceType) -> str:
+    """The etcd key prefix kube-apiserver stores a resource under (it shows in some errors)."""
+    if rt is builtin.SERVICES:
+        return "/registry/services/specs"
+    if not rt.builtin:
+        return f"/registry/{rt.group}/{rt.plural}"
+    return f"/registry/{rt.plural}"
+
+
+def _check_finalizers(rt: ResourceType, old: dict[str, Any], new: dict[str, Any]) -> None:
+    """422: an object being deleted may lose finalizers, never gain one."""
+    if not old["metadata"].get("deletionTimestamp"):
+        return
+    before = set(old["metadata"].get("finalizers") or [])
+    added = [f for f in new["metadata"].get("finalizers") or [] if f not in before]
+    if added:
+        listed = ", ".join(json.dumps(f) for f in added)
+        cause = {
+            "reason": "FieldValueForbidden",
+            "message": "Forbidden: no new finalizers can be added if the object is being "
+            f"deleted, found new finalizers []string{{{listed}}}",
+            "field": "metadata.finalizers",
+        }
+        raise invalid(rt, old["metadata"]["name"], [cause])
+
+
+def _deleted_by_update(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """An update removes the object when deletion waits only for finalizers it empties.
+
+    A pod in its grace period (deletionGracePeriodSeconds > 0) is not removed by updates:
+    the kubelet's delete with grace 0 ends it.
+    """
+    return (
+        bool(old.get("deletionTimestamp"))
+        and not new.get("finalizers")
+        and not old.get("deletionGracePeriodSeconds")
+    )
 
 
 def _crd_status(crd: dict[str, Any]) -> dict[str, Any]:
@@ -174,6 +222,25 @@ class Api:
             _, after = decode_continue(continue_token)
         ns = namespace if rt.namespaced and namespace else None
         entries, rv, more, remaining = self.store.page(rt.group_resource, ns, after, limit, match)
+        return self._list_result(entries, rv, more, remaining)
+
+    def list_at(
+        self,
+        rt: ResourceType,
+        namespace: str | None,
+        rv: int,
+        label_selector: str = "",
+        field_selector: str = "",
+    ) -> ListResult:
+        """A list as of an exact past revision (`resourceVersionMatch=Exact`)."""
+        match = make_matcher(label_selector, field_selector, rt)
+        ns = namespace if rt.namespaced and namespace else None
+        entries = self.store.list_at(rt.group_resource, ns, rv)
+        return ListResult([e for e in entries if match is None or match(e.obj)], rv, "", None)
+
+    def _list_result(
+        self, entries: list[Entry], rv: int, more: bool, remaining: int | None
+    ) -> ListResult:
         token = ""
         if more and entries:
             last = entries[-1].obj["metadata"]
@@ -188,23 +255,52 @@ class Api:
         body: Any,
         field_validation: str = "",
         dry_run: bool = False,
+        manager: str = INTERNAL_MANAGER,
+        managed: list[dict[str, Any]] | None = None,
     ) -> Result:
-        obj = self._check_body(rt, body)
+        """POST; `managed` is the managedFields an apply computed (None: an Update entry)."""
+        obj = self.check_body(rt, body)
         meta = obj["metadata"]
         self._place_namespace(rt, namespace, meta)
+        self._new_identity(rt, meta)
+        if "status" in rt.subresources and not rt.builtin:
+            obj.pop("status", None)
+        warnings = self._validate_custom(rt, obj, field_validation)
+        if rt is builtin.CRDS and (causes := builtin.validate_crd(obj)):
+            raise invalid(rt, meta["name"], causes)
+        builtin.decode_defaults(rt, obj)
+        if managed is None:
+            managed = managedfields.record_update(
+                None, obj, schema_of(rt), self._write(rt, manager)
+            )
+        with self.store.lock:
+            self._require_namespace(rt, meta.get("namespace", ""), meta["name"])
+            if rt is builtin.PODS:
+                admission.admit_pod(obj, meta["namespace"], self._find_account)
+            present = self.store.get(rt.group_resource, meta.get("namespace", ""), meta["name"])
+            if present is not None:
+                raise already_exists(rt, meta["name"], present.obj["metadata"])
+            self._default_builtin(rt, obj)
+            builtin.omit_empty(rt, obj)
+            _set_managed(obj, managed)
+            if dry_run:
+                if rt is builtin.SERVICES:
+                    self._release_ip(obj)
+                return Result(Entry(obj, json.dumps(obj).encode()), 201, warnings)
+            entry = self.store.write(rt.group_resource, obj, "ADDED")
+            self._after_write(rt, entry.obj)
+        return Result(entry, 201, warnings)
+
+    def _new_identity(self, rt: ResourceType, meta: dict[str, Any]) -> None:
+        """Name (or a generated one), uid, creationTimestamp, generation of a new object."""
         if not meta.get("name"):
             if not meta.get("generateName"):
-                raise invalid(
-                    rt,
-                    "",
-                    [
-                        {
-                            "reason": "FieldValueRequired",
-                            "message": "Required value: name or generateName is required",
-                            "field": "metadata.name",
-                        }
-                    ],
-                )
+                cause = {
+                    "reason": "FieldValueRequired",
+                    "message": "Required value: name or generateName is required",
+                    "field": "metadata.name",
+                }
+                raise invalid(rt, "", [cause])
             meta["name"] = self._generated_name(rt, meta)
         self._check_name(rt, meta["name"])
         if meta.get("resourceVersion"):
@@ -214,24 +310,17 @@ class Api:
             meta.pop(key, None)
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = now_rfc3339()
-        meta["generation"] = 1
-        if "status" in rt.subresources and not rt.builtin:
-            obj.pop("status", None)
-        warnings = self._validate_custom(rt, obj, field_validation)
-        if rt is builtin.CRDS and (causes := builtin.validate_crd(obj)):
-            raise invalid(rt, meta["name"], causes)
-        with self.store.lock:
-            self._require_namespace(rt, meta.get("namespace", ""))
-            if self.store.get(rt.group_resource, meta.get("namespace", ""), meta["name"]):
-                raise already_exists(rt, meta["name"])
-            self._default_builtin(rt, obj)
-            if dry_run:
-                if rt is builtin.SERVICES:
-                    self._release_ip(obj)
-                return Result(Entry(obj, json.dumps(obj).encode()), 201, warnings)
-            entry = self.store.write(rt.group_resource, obj, "ADDED")
-            self._after_write(rt, entry.obj)
-        return Result(entry, 201, warnings)
+        if builtin.has_generation(rt):
+            meta["generation"] = 1
+
+    def _write(self, rt: ResourceType, manager: str, subresource: str = "") -> managedfields.Write:
+        return managedfields.Write(
+            manager or "unknown", rt.group_version, subresource, "status" in rt.subresources
+        )
+
+    def _find_account(self, namespace: str, name: str) -> dict[str, Any] | None:
+        entry = self.store.get(builtin.SERVICEACCOUNTS.group_resource, namespace, name)
+        return entry.obj if entry is not None else None
 
     def _generated_name(self, rt: ResourceType, meta: dict[str, Any]) -> str:
         prefix = str(meta["generateName"])[:58]
@@ -251,8 +340,10 @@ class Api:
         subresource: str = "",
         field_validation: str = "",
         dry_run: bool = False,
+        manager: str = INTERNAL_MANAGER,
+        managed: list[dict[str, Any]] | None = None,
     ) -> Result:
-        obj = self._check_body(rt, body)
+        obj = self.check_body(rt, body)
         meta = obj["metadata"]
         if meta.get("name") and meta["name"] != name:
             raise bad_request(
@@ -266,32 +357,38 @@ class Api:
             if existing is None:
                 if subresource or rt not in (builtin.LEASES, builtin.SERVICES):
                     raise not_found(rt, name)
-                return self.create(rt, namespace, obj, field_validation, dry_run)
-            rv = meta.get("resourceVersion")
-            if rv and rv != existing.obj["metadata"]["resourceVersion"]:
-                raise stale(rt, name)
-            if not rv and not rt.builtin:
-                # custom resources do not allow unconditional updates
-                raise invalid(
-                    rt,
-                    name,
-                    [
-                        {
-                            "reason": "FieldValueInvalid",
-                            "message": "Invalid value: 0x0: must be specified for an update",
-                            "field": "metadata.resourceVersion",
-                        }
-                    ],
-                )
-            uid = meta.get("uid")
-            if uid and uid != existing.obj["metadata"].get("uid"):
-                raise conflict(
-                    rt,
-                    name,
-                    f"Precondition failed: UID in precondition: {uid}, "
-                    f"UID in object meta: {existing.obj['metadata'].get('uid')}",
-                )
-            return self._replace(rt, existing, obj, subresource, field_validation, dry_run)
+                return self.create(rt, namespace, obj, field_validation, dry_run, manager, managed)
+            self._check_update_preconditions(rt, existing.obj["metadata"], meta)
+            return self._replace(
+                rt, existing, obj, subresource, field_validation, dry_run, manager, managed
+            )
+
+    def _check_update_preconditions(
+        self, rt: ResourceType, current: dict[str, Any], meta: dict[str, Any]
+    ) -> None:
+        """409 for a stale resourceVersion or another uid; 422 for a CR without a version."""
+        name = current["name"]
+        rv = meta.get("resourceVersion")
+        if rv and rv != current["resourceVersion"]:
+            raise stale(rt, name)
+        if not rv and not rt.builtin:
+            # custom resources do not allow unconditional updates
+            cause = {
+                "reason": "FieldValueInvalid",
+                "message": "Invalid value: 0: must be specified for an update",
+                "field": "metadata.resourceVersion",
+            }
+            raise invalid_resource(rt, name, [cause])
+        uid = meta.get("uid")
+        if uid and uid != current.get("uid"):
+            ns = f"{current['namespace']}/" if current.get("namespace") else ""
+            raise conflict(
+                rt,
+                name,
+                f"StorageError: invalid object, Code: 4, Key: {storage_key(rt)}/{ns}{name}, "
+                f"ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in "
+                f"precondition: {uid}, UID in object meta: {current.get('uid')}",
+            )
 
     def patch(
         self,
@@ -304,25 +401,28 @@ class Api:
         field_manager: str = "",
         field_validation: str = "",
         dry_run: bool = False,
+        manager: str = INTERNAL_MANAGER,
+        force: bool = False,
     ) -> Result:
+        """PATCH; `field_manager` is the query parameter (apply needs it), `manager` the
+        writer's name for managedFields otherwise (the fieldManager, else the user agent)."""
         from ascendjob_controller.localcluster import patch as patching
 
         ns = namespace if rt.namespaced else ""
         with self.store.lock:
             existing = self.store.get(rt.group_resource, ns, name)
+            managed = None
             try:
                 if content_type == APPLY_PATCH:
-                    if not isinstance(patch, dict):
-                        raise bad_request("apply patch must be an object")
-                    current = existing.copy() if existing else None
-                    new = patching.apply_patch(
-                        current, patch, field_manager or "unknown", rt.builtin, rt.kind
-                    )
+                    write = self._write(rt, field_manager, subresource)
+                    new, managed = self._apply(rt, existing, patch, write, force)
                     if existing is None:
                         if subresource:
                             raise not_found(rt, name)
                         new.setdefault("metadata", {})["name"] = name
-                        return self.create(rt, namespace, new, field_validation, dry_run)
+                        return self.create(
+                            rt, namespace, new, field_validation, dry_run, managed=managed
+                        )
                 else:
                     if existing is None:
                         raise not_found(rt, name)
@@ -330,6 +430,12 @@ class Api:
                     if content_type == MERGE_PATCH:
                         new = patching.json_merge_patch(current, patch)
                     elif content_type == JSON_PATCH:
+                        if not isinstance(patch, list):
+                            raise bad_request(
+                                "error decoding patch: json: cannot unmarshal "
+                                f"{_json_type(patch)} into Go value of type "
+                                "[]handlers.jsonPatchOp"
+                            )
                         new = patching.json_patch(current, patch)
                     elif content_type == STRATEGIC_PATCH:
                         if not rt.builtin:
@@ -344,7 +450,7 @@ class Api:
                             content_type, [JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH]
                         )
             except patching.PatchError as err:
-                raise ApiError(422, "Invalid", str(err), {"name": name, "kind": rt.kind}) from err
+                raise self.patch_error(rt, name, err, content_type) from err
             if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
                 raise bad_request("patch result is not an object")
             old_rv = existing.obj["metadata"]["resourceVersion"]
@@ -353,7 +459,47 @@ class Api:
             new["metadata"]["name"] = name
             new.setdefault("apiVersion", rt.group_version)
             new.setdefault("kind", rt.kind)
-            return self._replace(rt, existing, new, subresource, field_validation, dry_run)
+            return self._replace(
+                rt, existing, new, subresource, field_validation, dry_run, manager, managed
+            )
+
+    @staticmethod
+    def patch_error(
+        rt: ResourceType, name: str, err: Exception, content_type: str = ""
+    ) -> ApiError:
+        """422 for a patch that cannot be applied; a JSON patch's says no more than that."""
+        if content_type == JSON_PATCH:
+            message = "the server rejected our request due to an error in our request"
+            return ApiError(422, "Invalid", message, {})
+        return ApiError(422, "Invalid", str(err), {"name": name, "kind": rt.kind})
+
+    def _apply(
+        self,
+        rt: ResourceType,
+        existing: Entry | None,
+        config: Any,
+        write: managedfields.Write,
+        force: bool,
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """Server-side apply: the merged object and its managedFields (409 on conflicts)."""
+        from ascendjob_controller.localcluster import patch as patching
+
+        if not write.manager or write.manager == "unknown":
+            cause = {
+                "reason": "FieldValueRequired",
+                "message": "Required value: is required for apply patch",
+                "field": "fieldManager",
+            }
+            raise options_invalid("PatchOptions", cause)
+        if not isinstance(config, dict):
+            raise bad_request("apply patch must be an object")
+        api_version, kind = str(config.get("apiVersion") or ""), str(config.get("kind") or "")
+        if not api_version or not kind:
+            group, _, version = api_version.rpartition("/")
+            raise bad_request(f"invalid object type: {group}/{version}, Kind={kind}")
+        current = existing.copy() if existing else None
+        merged = patching.apply_merge(current, config, rt.builtin, rt.kind)
+        return managedfields.record_apply(current, config, merged, schema_of(rt), write, force)
 
     def _replace(
         self,
@@ -363,8 +509,13 @@ class Api:
         subresource: str,
         field_validation: str,
         dry_run: bool,
+        manager: str = INTERNAL_MANAGER,
+        managed: list[dict[str, Any]] | None = None,
     ) -> Result:
-        """The shared tail of update and patch; the caller holds the store lock."""
+        """The shared tail of update and patch; the caller holds the store lock.
+
+        `managed`: the managedFields an apply computed (None: record this write as an Update).
+        """
         old = existing.obj
         name = old["metadata"]["name"]
         if subresource == "status":
@@ -390,26 +541,34 @@ class Api:
                     obj["status"] = old["status"]
                 else:
                     obj.pop("status", None)
+            builtin.decode_defaults(rt, obj)
             self._keep_builtin_fields(rt, old, obj)
         obj["metadata"]["namespace"] = old["metadata"].get("namespace", "")
         if not rt.namespaced:
             obj["metadata"].pop("namespace", None)
         obj["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
+        builtin.omit_empty(rt, obj)
         obj["apiVersion"] = old.get("apiVersion", rt.group_version)
         obj["kind"] = rt.kind
         warnings = self._validate_custom(rt, obj, field_validation)
         if rt is builtin.CRDS and (causes := builtin.validate_crd(obj)):
             raise invalid(rt, name, causes)
-        if _spec_part(obj) != _spec_part(old):
+        if builtin.has_generation(rt) and _spec_part(obj) != _spec_part(old):
             obj["metadata"]["generation"] = int(old["metadata"].get("generation", 1)) + 1
+        _check_finalizers(rt, old, obj)
+        if managed is None:
+            write = self._write(rt, manager, subresource)
+            managed = managedfields.record_update(old, obj, schema_of(rt), write)
+        _set_managed(obj, managed)
         if _comparable(obj) == _comparable(old):
             return Result(existing, 200, warnings)
         if dry_run:
             return Result(Entry(obj, json.dumps(obj).encode()), 200, warnings)
-        terminating = bool(obj["metadata"].get("deletionTimestamp"))
-        if terminating and not obj["metadata"].get("finalizers"):
-            removed = self._remove(rt, obj)
-            return Result(removed, 200, warnings)
+        if _deleted_by_update(old["metadata"], obj["metadata"]):
+            # The write that empties the finalizers of a deleting object deletes it: watchers
+            # get the last stored state, the client its own object at the old version.
+            self._remove(rt, old)
+            return Result(Entry(obj, json.dumps(obj).encode()), 200, warnings)
         entry = self.store.write(rt.group_resource, obj, "MODIFIED")
         self._after_write(rt, entry.obj)
         return Result(entry, 200, warnings)
@@ -439,9 +598,29 @@ class Api:
                 raise not_found(rt, name)
             current = (existing.obj.get("spec") or {}).get("nodeName")
             if current:
-                raise conflict(rt, name, f'pod {name} is already assigned to node "{current}"')
+                raise ApiError(
+                    409,
+                    "Conflict",
+                    f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} is '
+                    f'already assigned to node "{current}"',
+                    {"name": name, "kind": "pods/binding"},
+                )
             obj = existing.copy()
             obj["spec"]["nodeName"] = node
+            # What the binding registry does besides: the pod is now PodScheduled.
+            conditions = [
+                c for c in (obj.setdefault("status", {}).get("conditions") or [])
+                if c.get("type") != "PodScheduled"
+            ]  # fmt: skip
+            conditions.append(
+                {
+                    "type": "PodScheduled",
+                    "status": "True",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": now_rfc3339(),
+                }
+            )
+            obj["status"]["conditions"] = conditions
             self.store.write(rt.group_resource, obj, "MODIFIED")
         return {
             "kind": "Status",
@@ -453,55 +632,43 @@ class Api:
 
     # --- delete ---------------------------------------------------------------------------------
     def delete(self, rt: ResourceType, namespace: str, name: str, opts: DeleteOptions) -> Result:
+        """DELETE; the decisions are deletion.plan's, see there."""
+        deletion.check_options(opts)
         ns = namespace if rt.namespaced else ""
         with self.store.lock:
             existing = self.store.get(rt.group_resource, ns, name)
             if existing is None:
                 raise not_found(rt, name)
-            meta = existing.obj["metadata"]
-            if opts.uid and opts.uid != meta.get("uid"):
-                raise conflict(
-                    rt,
-                    name,
-                    f"Precondition failed: UID in precondition: {opts.uid}, "
-                    f"UID in object meta: {meta.get('uid')}",
-                )
-            if opts.resource_version and opts.resource_version != meta["resourceVersion"]:
-                raise conflict(
-                    rt,
-                    name,
-                    f"Precondition failed: ResourceVersion in precondition: "
-                    f"{opts.resource_version}, ResourceVersion in object meta: "
-                    f"{meta['resourceVersion']}",
-                )
-            if opts.dry_run:
-                return Result(existing)
+            deletion.check_preconditions(rt, existing.obj["metadata"], opts)
             if rt is builtin.NAMESPACES:
-                if name in builtin.PROTECTED_NAMESPACES:
-                    raise forbidden(
-                        f'namespaces "{name}" is forbidden: this namespace may not be deleted',
-                        {"name": name, "kind": "namespaces"},
-                    )
-                return self._mark_namespace(existing)
-            if opts.propagation == "Orphan":
-                self._orphan_dependents(meta.get("uid", ""))
-            obj = existing.copy()
-            finalizers = list(obj["metadata"].get("finalizers") or [])
-            has_dependents = bool(self.store.dependents(meta.get("uid", "")))
-            code = 200
-            if opts.propagation == "Foreground" and has_dependents:
-                if FOREGROUND not in finalizers:
-                    finalizers.append(FOREGROUND)
-                code = 202
-            if finalizers:
-                obj["metadata"]["finalizers"] = finalizers
-                if not obj["metadata"].get("deletionTimestamp"):
-                    obj["metadata"]["deletionTimestamp"] = now_rfc3339()
-                    obj["metadata"]["deletionGracePeriodSeconds"] = 0
-                if _comparable(obj) == _comparable(existing.obj):
-                    return Result(existing, code)
-                return Result(self.store.write(rt.group_resource, obj, "MODIFIED"), code)
-            return Result(self._remove(rt, existing.obj))
+                return self._delete_namespace(existing, opts)
+            planned = deletion.plan(rt, existing.obj, opts)
+            code = 202 if opts.orphan_dependents is False else 200
+            if planned.pending:
+                return Result(existing, 200, answer=deletion.answer(rt, existing.obj))
+            entry = existing
+            if planned.obj is not None and _comparable(planned.obj) != _comparable(existing.obj):
+                if opts.dry_run:
+                    entry = Entry(planned.obj, json.dumps(planned.obj).encode())
+                else:
+                    entry = self.store.write(rt.group_resource, planned.obj, "MODIFIED")
+            if not planned.remove:
+                return Result(entry, code)
+            if opts.dry_run:
+                return Result(entry, code, answer=deletion.answer(rt, entry.obj))
+            removed = self._remove(rt, entry.obj)
+            return Result(removed, code, answer=deletion.answer(rt, removed.obj))
+
+    def _delete_namespace(self, existing: Entry, opts: DeleteOptions) -> Result:
+        name = existing.obj["metadata"]["name"]
+        if name in builtin.PROTECTED_NAMESPACES:
+            raise forbidden(
+                f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+                {"name": name, "kind": "namespaces"},
+            )
+        if opts.dry_run:
+            return Result(existing)
+        return self._mark_namespace(existing)
 
     def delete_collection(
         self,
@@ -516,7 +683,8 @@ class Api:
         for entry in listed.entries:
             meta = entry.obj["metadata"]
             try:
-                out.append(self.delete(rt, meta.get("namespace", ""), meta["name"], opts).entry)
+                self.delete(rt, meta.get("namespace", ""), meta["name"], opts)
+                out.append(entry)  # the answer lists the objects as they were found
             except ApiError as err:
                 if err.code != 404:
                     raise
@@ -524,9 +692,7 @@ class Api:
 
     def _remove(self, rt: ResourceType, obj: dict[str, Any]) -> Entry:
         meta = obj["metadata"]
-        removed = self.store.remove(
-            rt.group_resource, meta.get("namespace", ""), meta["name"], final=obj
-        )
+        removed = self.store.remove(rt.group_resource, meta.get("namespace", ""), meta["name"])
         assert removed is not None
         if rt is builtin.SERVICES:
             self._release_ip(obj)
@@ -534,30 +700,16 @@ class Api:
             self._drop_crd(obj)
         return removed
 
-    def _orphan_dependents(self, uid: str) -> None:
-        for resource, ns, name in self.store.dependents(uid):
-            entry = self.store.get(resource, ns, name)
-            if entry is None:
-                continue
-            obj = entry.copy()
-            refs = [r for r in obj["metadata"].get("ownerReferences") or [] if r.get("uid") != uid]
-            if refs:
-                obj["metadata"]["ownerReferences"] = refs
-            else:
-                obj["metadata"].pop("ownerReferences", None)
-            self.store.write(resource, obj, "MODIFIED")
-
     def _mark_namespace(self, existing: Entry) -> Result:
         obj = existing.copy()
         if obj["metadata"].get("deletionTimestamp"):
             return Result(existing)
         obj["metadata"]["deletionTimestamp"] = now_rfc3339()
-        obj["metadata"]["deletionGracePeriodSeconds"] = 0
         obj["status"] = {"phase": "Terminating"}
         return Result(self.store.write(builtin.NAMESPACES.group_resource, obj, "MODIFIED"))
 
     # --- shared checks and kind hooks -------------------------------------------------------
-    def _check_body(self, rt: ResourceType, body: Any) -> dict[str, Any]:
+    def check_body(self, rt: ResourceType, body: Any) -> dict[str, Any]:
         if not isinstance(body, dict):
             raise bad_request(f"the body of the request is not a {rt.kind} object")
         obj = json.loads(json.dumps(body))  # private copy; also rejects non-JSON values early
@@ -625,17 +777,29 @@ class Api:
                 ],
             )
 
-    def _require_namespace(self, rt: ResourceType, namespace: str) -> None:
+    def _require_namespace(self, rt: ResourceType, namespace: str, name: str = "") -> None:
+        """404 for a missing namespace; 403 (NamespaceLifecycle) for a terminating one."""
         if not rt.namespaced:
             return
         entry = self.store.get(builtin.NAMESPACES.group_resource, "", namespace)
         if entry is None:
             raise namespace_not_found(namespace)
         if entry.obj["metadata"].get("deletionTimestamp"):
+            details: dict[str, Any] = {"name": name}
+            if rt.group:
+                details["group"] = rt.group
+            details["kind"] = rt.plural
+            details["causes"] = [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {namespace} is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ]
             raise forbidden(
-                f"unable to create new content in namespace {namespace} because it is being "
-                f"terminated",
-                {"name": namespace, "kind": "namespaces"},
+                f'{rt.group_resource} "{name}" is forbidden: unable to create new content in '
+                f"namespace {namespace} because it is being terminated",
+                details,
             )
 
     def _validate_custom(
@@ -715,6 +879,20 @@ class Api:
     def _after_write(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         if rt is builtin.CRDS:
             self.registry.set_crd(obj)
+        elif rt is builtin.NAMESPACES:
+            # What kube-controller-manager's serviceaccount controller does for every new
+            # namespace; done at once here, so pods can be created right away.
+            account = {
+                "apiVersion": "v1",
+                "kind": "ServiceAccount",
+                "metadata": {
+                    "name": "default",
+                    "namespace": obj["metadata"]["name"],
+                    "uid": str(uuid.uuid4()),
+                    "creationTimestamp": now_rfc3339(),
+                },
+            }
+            self.store.write(builtin.SERVICEACCOUNTS.group_resource, account, "ADDED")
 
     def _release_ip(self, obj: dict[str, Any]) -> None:
         ip = (obj.get("spec") or {}).get("clusterIP")
@@ -754,7 +932,12 @@ def make_matcher(
         )
         for name in fields.fields:
             if name not in allowed:
-                raise bad_request(f"field label not supported: {name}")
+                if rt.group_resource in builtin.SELECTABLE_FIELDS:  # a kind's own converter
+                    raise bad_request(f"field label not supported: {name}")
+                raise bad_request(
+                    f'"{name}" is not a known field selector: only "metadata.name", '
+                    '"metadata.namespace"'
+                )
 
     def match(obj: dict[str, Any]) -> bool:
         if labels is not None and not labels.matches(obj["metadata"].get("labels") or {}):
@@ -773,23 +956,26 @@ def name_problem(rt: ResourceType, name: str) -> str:
             if bad in name:
                 return f"may not contain '{bad}'"
         return ""
-    if rt is builtin.NAMESPACES:
-        if len(name) > 63 or not _LABEL_RE.match(name):
+    if rt is builtin.SERVICES and "." in name:
+        return "must not contain dots"
+    if rt in (builtin.NAMESPACES, builtin.SERVICES):
+        if len(name) > 63:
+            return "must be no more than 63 characters"
+        if not _LABEL_RE.match(name):
             return (
                 "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
-                "or '-', and must start and end with an alphanumeric character"
+                "or '-', and must start and end with an alphanumeric character (e.g. "
+                "'my-name',  or '123-abc', regex used for validation is "
+                "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
             )
         return ""
-    if rt is builtin.SERVICES:
-        if len(name) > 63 or not _LABEL_1035_RE.match(name):
-            return (
-                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', "
-                "start with an alphabetic character, and end with an alphanumeric character"
-            )
-        return ""
-    if len(name) > 253 or not _SUBDOMAIN_RE.match(name):
+    if len(name) > 253:
+        return "must be no more than 253 characters"
+    if not _SUBDOMAIN_RE.match(name):
         return (
             "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-            "'-' or '.', and must start and end with an alphanumeric character"
+            "'-' or '.', and must start and end with an alphanumeric character (e.g. "
+            "'example.com', regex used for validation is "
+            "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
         )
     return ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -92,9 +93,15 @@ def test_orphan_deletion_keeps_dependents_and_drops_their_owner_refs(
         "orph",
         body=client.V1DeleteOptions(propagation_policy="Orphan"),
     )
+
+    def orphaned() -> bool:
+        pods = core.list_namespaced_pod(namespace).items
+        return all(not p.metadata.owner_references for p in pods)
+
+    # The owner waits behind its `orphan` finalizer until the collector stripped the refs.
+    eventually(orphaned, message="dependents kept their owner reference")
     pods = core.list_namespaced_pod(namespace).items
     assert sorted(p.metadata.name for p in pods) == ["orph-master-0", "orph-master-1"]
-    assert all(not p.metadata.owner_references for p in pods)
 
 
 def test_a_finalizer_holds_deletion_until_removed(core: Any, namespace: str) -> None:
@@ -118,7 +125,9 @@ def test_delete_preconditions_are_checked(core: Any, namespace: str) -> None:
             body=client.V1DeleteOptions(preconditions=client.V1Preconditions(uid="not-the-uid")),
         )
     assert err.value.status == 409
-    assert "Precondition failed: UID in precondition: not-the-uid" in err.value.body
+    assert "the UID in the precondition (not-the-uid) does not match the UID in record" in (
+        err.value.body
+    )
     assert core.read_namespaced_pod("pre", namespace).metadata.name == "pre"
 
 
@@ -147,3 +156,32 @@ def test_deleting_a_namespace_deletes_its_contents(core: Any, namespace: str) ->
     with pytest.raises(ApiException) as err:
         core.create_namespaced_pod(namespace, pod_body("late"))
     assert err.value.status == 404
+
+
+def test_creating_in_a_terminating_namespace_is_403_with_its_cause(
+    core: Any, namespace: str
+) -> None:
+    core.create_namespaced_config_map(
+        namespace, {"metadata": {"name": "held", "finalizers": ["example.com/hold"]}}
+    )
+    core.delete_namespace(namespace)
+    with pytest.raises(ApiException) as err:
+        core.create_namespaced_config_map(namespace, {"metadata": {"name": "late"}})
+    assert err.value.status == 403
+    status = json.loads(err.value.body)
+    assert status["message"] == (
+        f'configmaps "late" is forbidden: unable to create new content in namespace {namespace} '
+        "because it is being terminated"
+    )
+    assert status["details"] == {
+        "name": "late",
+        "kind": "configmaps",
+        "causes": [
+            {
+                "reason": "NamespaceTerminating",
+                "message": f"namespace {namespace} is being terminated",
+                "field": "metadata.namespace",
+            }
+        ],
+    }
+    core.patch_namespaced_config_map("held", namespace, {"metadata": {"finalizers": None}})

@@ -233,7 +233,7 @@ def test_unknown_resource_and_malformed_body_never_500(
     code, body = call("POST", "/api/v1/pods", json.dumps(pod_body("x")).encode())
     assert (code, body["reason"]) == (405, "MethodNotAllowed")
     code, body = call("GET", "/version")
-    assert code == 200 and body["gitVersion"] == "v1.32.0"
+    assert code == 200 and body["gitVersion"] == "v1.37.2"
 
 
 def test_malformed_crd_is_422_and_not_served(cluster: LocalCluster) -> None:
@@ -429,9 +429,15 @@ def test_binding_assigns_a_node_once(cluster: LocalCluster, core: Any, namespace
     path = f"/api/v1/namespaces/{namespace}/pods/b/binding"
     code, status = raw_call(cluster, "POST", path, json.dumps(binding).encode())
     assert (code, status["status"]) == (201, "Success")
-    assert core.read_namespaced_pod("b", namespace).spec.node_name == "node-a"
+    pod = core.read_namespaced_pod("b", namespace)
+    assert pod.spec.node_name == "node-a"
+    assert [(c.type, c.status) for c in pod.status.conditions] == [("PodScheduled", "True")]
     code, status = raw_call(cluster, "POST", path, json.dumps(binding).encode())
     assert (code, status["reason"]) == (409, "Conflict")
+    assert status["message"] == (
+        'Operation cannot be fulfilled on pods/binding "b": pod b is already assigned to node '
+        '"node-a"'
+    )
     code, status = raw_call(cluster, "DELETE", f"/api/v1/namespaces/{namespace}/pods/b/status")
     assert code == 405
     assert core.read_namespaced_pod("b", namespace).metadata.name == "b"

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import threading
+import urllib.request
 from typing import Any
 
 import pytest
@@ -46,13 +48,15 @@ def test_list_then_watch_resumes_without_loss_or_duplicates(core: Any, namespace
         core.list_namespaced_pod, namespace, resource_version=resume_rv, timeout_seconds=30
     ):
         second.append(event)
-        if len(second) == 3:
+        if len(second) == 4:
             w.stop()
+    # Deleting even an unbound pod first marks it (grace 0), as kube-apiserver does.
     assert _names(first + second) == [
         ("ADDED", "after-0"),
         ("ADDED", "after-1"),
         ("ADDED", "after-2"),
         ("ADDED", "after-3"),
+        ("MODIFIED", "before-0"),
         ("DELETED", "before-0"),
     ]
     rvs = [int(e["object"].metadata.resource_version) for e in first + second]
@@ -109,6 +113,21 @@ def test_label_selector_watch_reports_objects_leaving_as_deleted(core: Any, name
         events.append(event)
         w.stop()
     assert _names(events) == [("DELETED", "p")]
+    # the object as it was when it matched, at the event's resourceVersion
+    assert events[0]["object"].metadata.labels == {"team": "a"}
+    assert int(events[0]["object"].metadata.resource_version) > int(rv)
+
+
+def test_watch_from_before_the_server_started_is_a_410_event(
+    cluster: LocalCluster, namespace: str
+) -> None:
+    url = f"{cluster.url}/api/v1/namespaces/{namespace}/configmaps?watch=1&resourceVersion=1"
+    with urllib.request.urlopen(url, timeout=30) as resp:
+        assert resp.status == 200
+        events = [json.loads(line) for line in resp.read().splitlines() if line.strip()]
+    assert [e["type"] for e in events] == ["ERROR"]
+    assert events[0]["object"]["code"] == 410
+    assert events[0]["object"]["message"].startswith("too old resource version: 1 (")
 
 
 def test_drop_watches_ends_open_streams(cluster: LocalCluster, core: Any, namespace: str) -> None:
@@ -162,5 +181,5 @@ def test_unsupported_field_label_is_400(core: Any, namespace: str) -> None:
     with pytest.raises(ApiException) as err:
         core.list_namespaced_config_map(namespace, field_selector="data.x=1")
     assert err.value.status == 400
-    assert "field label not supported: data.x" in err.value.body
+    assert '\\"data.x\\" is not a known field selector' in err.value.body
     assert core.list_namespaced_pod(namespace, field_selector="status.phase=Running").items == []

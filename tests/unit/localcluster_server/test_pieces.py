@@ -153,7 +153,8 @@ def test_gc_tasks_for_events() -> None:
         (builtin.NAMESPACES, "team-a", True),
         (builtin.NAMESPACES, "team.a", False),
         (builtin.SERVICES, "svc-1", True),
-        (builtin.SERVICES, "1svc", False),
+        (builtin.SERVICES, "1svc", True),  # v1.37: an RFC 1123 label, digits first allowed
+        (builtin.SERVICES, "svc.a", False),
         (builtin.CLUSTERROLES, "system:aggregate-to-admin", True),
         (builtin.ROLEBINDINGS, "a/b", False),
     ],
