@@ -52,6 +52,16 @@ def holder(cluster: Any, name: str) -> str | None:
     return ((found or {}).get("spec") or {}).get("holderIdentity") or None
 
 
+def job_pods(cluster: Any, job: str, namespace: str = "default") -> dict[str, str]:
+    """name -> uid of the job's pods."""
+    from kubernetes import client as k8s
+
+    pods = k8s.CoreV1Api(cluster.api_client()).list_namespaced_pod(
+        namespace, label_selector=f"training.kubeflow.org/job-name={job}"
+    )
+    return {pod.metadata.name: pod.metadata.uid for pod in pods.items}
+
+
 def identity(process: ControllerProcess) -> str:
     return f"{socket.gethostname()}_{process.pid}"
 
@@ -133,7 +143,11 @@ def test_only_the_leader_reconciles_and_a_standby_takes_over(
     assert holder(local_cluster, "ship-failover") == identity(leader)
 
     kubectl_apply(kubectl_bin, local_cluster, "-f", "-", stdin=small_job("ship-failover", 15))
-    wait_job(local_cluster, "ship-failover", ("Running",))
+    running = wait_job(local_cluster, "ship-failover", ("Running",))
+    pods_before = job_pods(local_cluster, "ship-failover")
+    assert sorted(pods_before) == ["ship-failover-master-0", "ship-failover-worker-0"]
+    restarts_before = (running.get("status") or {}).get("restartCount") or 0
+    pod_creates = local_cluster.request_count("create", "pods")
     assert leader.metric_sum("controller_runtime_reconcile_total", controller="ascendjob") > 0
     assert standby.metric_sum("controller_runtime_reconcile_total", controller="ascendjob") == 0
     assert leader.metric_sum("leader_election_master_status") == 1
@@ -144,8 +158,13 @@ def test_only_the_leader_reconciles_and_a_standby_takes_over(
     standby.wait_for(
         lambda: holder(local_cluster, "ship-failover") == identity(standby), 90, "takeover"
     )
-    wait_job(local_cluster, "ship-failover", ("Succeeded",), timeout=120)
+    done = wait_job(local_cluster, "ship-failover", ("Succeeded",), timeout=120)
     assert standby.metric_sum("controller_runtime_reconcile_total", controller="ascendjob") > 0
+    # The takeover picked the job up where it was: the same two pods (none created, even for
+    # a moment, by either controller), and no restart counted.
+    assert job_pods(local_cluster, "ship-failover") == pods_before
+    assert local_cluster.request_count("create", "pods") == pod_creates, "a pod was created"
+    assert ((done.get("status") or {}).get("restartCount") or 0) == restarts_before
 
 
 def test_namespace_flag_restricts_the_controller(
