@@ -65,6 +65,7 @@ def quick_output() -> str:
     return proc.stdout
 
 
+@pytest.mark.slow  # runs the benchmark script in real subprocesses
 def test_throughput_table_compares_worker_counts(quick_output: str) -> None:
     assert re.search(r"workers=1\s+workers=4", quick_output)
     assert _row(quick_output, "Succeeded / Failed") == [4, 0, 4, 0]
@@ -89,6 +90,7 @@ def test_throughput_table_compares_worker_counts(quick_output: str) -> None:
     assert "10 ms added to every controller request" in quick_output
 
 
+@pytest.mark.slow  # runs the benchmark script in real subprocesses
 def test_memory_table_reports_rss_and_per_object_cost(quick_output: str) -> None:
     bare = _row(quick_output, "python -c pass")[0]
     kube = _row(quick_output, "python -c 'import kubernetes'")[0]
@@ -102,6 +104,7 @@ def test_memory_table_reports_rss_and_per_object_cost(quick_output: str) -> None
     assert re.search(r"API requests \(GET [0-9]+\);", quick_output), quick_output
 
 
+@pytest.mark.slow  # runs the benchmark script in real subprocesses
 def test_informer_sync_is_reported(quick_output: str) -> None:
     assert "LIST + sync of 200 pods" in quick_output
     for label in ("Informer start -> has_synced", "plain LIST + json.loads"):
