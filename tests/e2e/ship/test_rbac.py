@@ -48,7 +48,8 @@ def test_the_service_account_cannot_read_secrets(bare_cluster: Any, sa_kubeconfi
         ("create", "pods", "team-a", True),
         ("delete", "pods", "team-a", True),
         ("watch", "services", "team-a", True),
-        ("update", "ascendjobs.mindxdl.gitee.com/status", "team-a", True),
+        ("patch", "ascendjobs.mindxdl.gitee.com/status", "team-a", True),
+        ("update", "ascendjobs.mindxdl.gitee.com", "team-a", False),  # never edits a spec
         ("create", "events", "team-a", True),
         ("create", "podgroups.scheduling.volcano.sh", "team-a", True),
         ("patch", "configmaps", "team-a", True),  # the rank table
