@@ -93,13 +93,22 @@ def _load(name: str, *, shorten: bool = True) -> dict[str, Any]:
 
 
 def _table(kubectl: Kubectl, ns: str) -> dict[str, list[str]]:
-    """`kubectl get acjob` rows by name: [STATUS, AGE, RESTARTS] as printed."""
-    out = kubectl("get", "acjob", "-n", ns, "--no-headers").stdout
+    """`kubectl get acjob` rows by name: [STATUS, AGE, RESTARTS] as printed.
+
+    Cells are cut at the header's column positions (kubectl aligns them), so an empty STATUS
+    (a job whose status is not written yet: a real server prints nothing there, the local one
+    `<none>`) reads as "<none>" instead of shifting AGE into its place.
+    """
+    lines = kubectl("get", "acjob", "-n", ns).stdout.splitlines()
+    if not lines:
+        return {}
+    header = lines[0]
+    starts = [i for i, ch in enumerate(header) if ch != " " and (i == 0 or header[i - 1] == " ")]
     rows: dict[str, list[str]] = {}
-    for line in out.splitlines():
-        cells = line.split()
-        if len(cells) >= 2:
-            rows[cells[0]] = cells[1:]
+    for line in lines[1:]:
+        bounds = zip(starts, [*starts[1:], None], strict=True)
+        cells = [line[a:b].strip() or "<none>" for a, b in bounds]
+        rows[cells[0]] = cells[1:]
     return rows
 
 
