@@ -245,9 +245,13 @@ class Informer:
         watch_timeout_range: tuple[int, int] = WATCH_TIMEOUT_RANGE,
         watch_read_timeout: float | None = None,
         backoff: tuple[float, float] = (0.8, 30.0),
+        transform: Callable[[JSON], JSON] | None = None,
     ) -> None:
         self.client = client
         self.resource = resource
+        # client-go's SetTransform: applied to every object before it is cached or handed to
+        # a handler, so the cache holds only what the controller reads.
+        self._transform = transform or strip_for_cache
         self.label_selector = label_selector
         scopes: list[str | None] = list(namespaces) if namespaces else [namespace]
         self._scopes = scopes if resource.namespaced else [None]
@@ -358,7 +362,7 @@ class Informer:
     def _list_and_replace(self, scope: str | None) -> str:
         listed = self.client.list(self.resource, scope, label_selector=self.label_selector)
         self.lists += 1
-        items = [strip_for_cache(obj) for obj in listed.get("items") or []]
+        items = [self._transform(obj) for obj in listed.get("items") or []]
         rv = str((listed.get("metadata") or {}).get("resourceVersion") or "")
         self._replace(scope, items)
         self.last_sync_resource_version[scope] = rv
@@ -397,7 +401,7 @@ class Informer:
                 events += 1
                 new_rv = _rv(obj)
                 if kind != "BOOKMARK":
-                    self._apply(kind, strip_for_cache(obj))
+                    self._apply(kind, self._transform(obj))
                 if new_rv:
                     rv = new_rv
                     self.last_sync_resource_version[scope] = rv
@@ -512,6 +516,7 @@ class InformerFactory:
         *,
         label_selector: str | None = None,
         indexers: dict[str, IndexFunc] | None = None,
+        transform: Callable[[JSON], JSON] | None = None,
     ) -> Informer:
         with self._lock:
             key = (resource, label_selector)
@@ -525,6 +530,7 @@ class InformerFactory:
                     resync_period=self._resync_period,
                     watch_timeout_range=self._watch_timeout_range,
                     watch_read_timeout=self._watch_read_timeout,
+                    transform=transform,
                 )
                 self._informers[key] = informer
                 if self._started:

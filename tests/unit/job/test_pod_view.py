@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ascendjob_controller.job.pod_view import planner_view
+from ascendjob_controller.job.pod_view import compact_pod, planner_view
 
 from .factories import job, replica, with_restarts
 from .world import World
@@ -86,3 +86,38 @@ def test_every_field_a_decision_reads_changes_the_view(change: Any) -> None:
 def test_malformed_pods_have_a_view() -> None:
     for pod in (None, {}, {"metadata": "x", "status": []}, {"status": {"containerStatuses": "y"}}):
         assert isinstance(planner_view(pod), str)
+
+
+@pytest.mark.parametrize("phase", ["Pending", "Running", "Succeeded", "Failed"])
+@pytest.mark.parametrize("policy", ["ExitCode", "OnFailure", "Never"])
+def test_a_planner_fed_compact_pods_decides_as_one_fed_the_full_pods(
+    phase: str, policy: str
+) -> None:
+    world = running_world(policy)
+    name = sorted(world.pods)[-1]
+    world.kubelet(name, phase, 137 if phase == "Failed" else 0)
+    full = copy.deepcopy(world)
+    full.pods = {n: noise(p, 7) for n, p in world.pods.items()}  # what the server sends
+    compact = copy.deepcopy(full)
+    compact.pods = {n: compact_pod(p) for n, p in full.pods.items()}
+    assert compact.plan() == full.plan()
+    assert all(planner_view(compact.pods[n]) == planner_view(full.pods[n]) for n in full.pods)
+
+
+def test_compact_pods_are_small_and_keep_what_is_read() -> None:
+    import json
+
+    world = running_world()
+    pod = noise(next(iter(world.pods.values())), 3)
+    pod["spec"]["containers"][0]["env"] = [{"name": f"V{i}", "value": "x" * 50} for i in range(40)]
+    pod["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] = "{}" * 500
+    small = compact_pod(pod)
+    assert len(json.dumps(small)) < len(json.dumps(pod)) / 3
+    assert small["metadata"]["ownerReferences"] == pod["metadata"]["ownerReferences"]
+    assert small["metadata"]["resourceVersion"] == pod["metadata"]["resourceVersion"]
+    assert (
+        "kubectl.kubernetes.io/last-applied-configuration" not in small["metadata"]["annotations"]
+    )
+    assert small["spec"]["containers"][0]["resources"] == {
+        k: v for k, v in pod["spec"]["containers"][0]["resources"].items()
+    }
