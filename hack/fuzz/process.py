@@ -1,0 +1,122 @@
+"""`ascendjob-controller run` as a subprocess, as the e2e tests start it (tests/e2e/ship/tools.py).
+
+Its own copy rather than an import: hack/ must run without pytest. The JSON log goes to a
+file, so a chatty controller never blocks on a pipe, and the fuzzer reads it at the end for
+the reconcile errors of each job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from hack.fuzz.wire import Endpoint
+
+STOP_TIMEOUT = 40.0
+RECONCILE_FAILED = "reconcile failed"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Controller:
+    """One controller process with its own metrics and probe ports."""
+
+    def __init__(self, kubeconfig: Path, workdir: Path, *extra: str) -> None:
+        self.metrics_port = free_port()
+        self.probe_port = free_port()
+        self.stdout_path = workdir / "controller.log"
+        self.stderr_path = workdir / "controller.stderr"
+        script = Path(sys.executable).with_name("ascendjob-controller")
+        self.argv = [
+            str(script), "run",
+            "--kubeconfig", str(kubeconfig),
+            "--metrics-bind-address", f"127.0.0.1:{self.metrics_port}",
+            "--health-probe-bind-address", f"127.0.0.1:{self.probe_port}",
+            "--log-format", "json",
+            *extra,
+        ]  # fmt: skip
+        with self.stdout_path.open("w") as out, self.stderr_path.open("w") as err:
+            self.proc = subprocess.Popen(self.argv, stdout=out, stderr=err)
+        self.pid = self.proc.pid
+
+    @property
+    def probe_url(self) -> str:
+        return f"http://127.0.0.1:{self.probe_port}"
+
+    def alive(self) -> bool:
+        """Still the process we started (a restart would be a new pid; we never restart it)."""
+        return self.proc.poll() is None and Path(f"/proc/{self.pid}").exists()
+
+    def wait_ready(self, timeout: float = 90.0) -> None:
+        deadline = time.monotonic() + timeout
+        endpoint = Endpoint(self.probe_url)
+        while time.monotonic() < deadline:
+            if not self.alive():
+                raise RuntimeError(f"controller exited ({self.proc.returncode}): {self.tail()}")
+            try:
+                conn = endpoint.connect(timeout=2.0)
+                conn.request("GET", "/readyz")
+                if conn.getresponse().status == 200:
+                    conn.close()
+                    return
+                conn.close()
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError(f"controller not ready in {timeout:.0f}s: {self.tail()}")
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU of the controller so far (0 once it is gone)."""
+        try:
+            fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> int | None:
+        """SIGTERM, then SIGKILL; the exit status (None if it had to be killed)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                return self.proc.wait(timeout=STOP_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=10)
+                return None
+        return self.proc.returncode
+
+    def log_records(self) -> list[dict[str, Any]]:
+        records = []
+        for line in self.stdout_path.read_text(errors="replace").splitlines():
+            try:
+                record = json.loads(line)
+            except ValueError:
+                record = {"level": "unparsed", "event": line[:200]}
+            if isinstance(record, dict):
+                records.append(record)
+        return records
+
+    def tail(self, lines: int = 15) -> str:
+        out = "\n".join(self.stdout_path.read_text(errors="replace").splitlines()[-lines:])
+        return f"\n--- log (tail) ---\n{out}\n--- stderr ---\n{self.stderr_path.read_text()}"
+
+
+def reconcile_failures(records: list[dict[str, Any]]) -> Counter[str]:
+    """Key -> number of `reconcile failed` lines: a crash loop shows as one key counted often."""
+    return Counter(str(r.get("key")) for r in records if r.get("event") == RECONCILE_FAILED)
+
+
+def levels(records: list[dict[str, Any]]) -> Counter[str]:
+    return Counter(str(r.get("level")) for r in records)

@@ -1,0 +1,119 @@
+"""The printed figures of a run: what the server said, what became of the jobs, how fast.
+
+Plain text, one figure a line, so docs/fuzz.md can quote a run and the smoke test can read
+the verdict line (`RESULT: PASS` or `RESULT: FAIL`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from hack.fuzz.checks import Check
+from hack.fuzz.run import RunResult
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """Nearest-rank percentile (no interpolation: a figure that some job really had)."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(pct / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def end_state(final: tuple[str, str]) -> str:
+    kind, reason = final
+    if not kind:
+        return "no condition"
+    return f"{kind}({reason})" if kind == "Failed" else kind
+
+
+def counts_line(counter: Counter[str]) -> str:
+    return ", ".join(f"{k} {n}" for k, n in counter.most_common())
+
+
+def figures(result: RunResult) -> list[str]:
+    o = result.options
+    outcomes = result.outcomes
+    accepted = [x for x in outcomes if x.accepted]
+    codes = Counter(str(x.code) for x in outcomes)
+    rejected = Counter(
+        f"{x.code} {x.reason}".strip() for x in outcomes if not x.accepted
+    )  # fmt: skip
+    ends = Counter("deleted (GC)" if x.gone_early else end_state(x.final) for x in accepted)
+    latencies = [x.latency for x in accepted if x.latency is not None]
+    ops = Counter(op for x in outcomes for op in x.case.operators)
+    ops_accepted = Counter(op for x in accepted for op in x.case.operators)
+    pods_valid = sum(len(x.pods) for x in accepted if not x.invalid)
+    lines = [
+        f"backend          {o.backend} ({o.nodes} simulated nodes)",
+        f"cases            {len(outcomes)} POSTed at {o.rate:g}/s in {result.submit_seconds:.1f}s",
+        f"server           {counts_line(codes)}",
+        f"  rejected       {counts_line(rejected) or '-'}",
+        f"accepted         {len(accepted)}",
+        f"  ended          {counts_line(ends) or '-'}",
+    ]
+    if latencies:
+        lines.append(
+            f"first condition  p50 {percentile(latencies, 50):.2f}s, "
+            f"p99 {percentile(latencies, 99):.2f}s, max {max(latencies):.2f}s "
+            f"({len(latencies)} jobs)"
+        )
+    by_name = {x.name: x for x in accepted}
+    for pod in result.foreign:
+        job = by_name.get(pod.job_label)
+        what = end_state(job.final) if job else "no such job"
+        lines.append(f"foreign pod      {pod.name} (job-name {pod.job_label}: {what})")
+    lines += [
+        f"pods             {pods_valid} for valid jobs; {result.pods_seen} pods seen in all",
+        f"mutations        {counts_line(ops)}",
+        f"  of accepted    {counts_line(ops_accepted) or '-'}",
+        f"controller       pid {result.controller_pid}, CPU {result.controller_cpu:.1f}s, "
+        f"log levels {dict(sorted(result.log_levels.items()))}, "
+        f"exit on SIGTERM {result.controller_exit}",
+        f"fuzzer process   CPU {result.fuzzer_cpu:.1f}s"
+        + (" (the local API server and kubelet run in it)" if o.backend == "local" else ""),
+        f"watches          {result.pod_relists} re-lists"
+        + (f", errors: {result.observer_errors[:3]}" if result.observer_errors else ""),
+        f"machine          {_cores()} cores, load average "
+        f"{_load(result.load_before)} before, {_load(result.load_after)} after",
+        f"wall time        {result.wall_seconds:.0f}s",
+    ]
+    return lines
+
+
+def _load(load: tuple[float, float, float]) -> str:
+    return "/".join(f"{v:.2f}" for v in load)
+
+
+def _cores() -> int:
+    import os
+
+    return os.cpu_count() or 0
+
+
+def verdict(checks: list[Check]) -> list[str]:
+    lines = []
+    for check in checks:
+        lines.append(f"{'ok  ' if check.ok else 'FAIL'} {check.name:<11} {check.detail}")
+        lines.extend(f"       {line}" for line in check.lines[:20])
+        if len(check.lines) > 20:
+            lines.append(f"       ... and {len(check.lines) - 20} more")
+    passed = all(c.ok for c in checks)
+    lines.append(f"RESULT: {'PASS' if passed else 'FAIL'}")
+    return lines
+
+
+def repro_lines(result: RunResult, failing: set[int]) -> list[str]:
+    if not failing:
+        return []
+    seed = result.options.seed
+    only = ",".join(str(i) for i in sorted(failing))
+    lines = [
+        f"reproductions    {result.out_dir}/case-NNNN.json (the exact bytes POSTed)",
+        f"  replay         python -m hack.fuzz --seed {seed} --only {only}",
+    ]
+    by_index = {x.case.index: x for x in result.outcomes}
+    for index in sorted(failing)[:10]:
+        case = by_index[index].case
+        lines.append(f"  case {index:<5} {case.sample}: {'; '.join(case.mutations) or '(none)'}")
+    return lines
