@@ -171,13 +171,18 @@ def test_dropped_and_expired_watches_do_not_lose_a_job(
         now = _server_lists(bare_cluster, informers)
         return {r: now[r] - before[r] for r in now}
 
+    def informers_relisted() -> dict[str, int]:
+        return {i.resource.plural: i.lists - lists_before[i.resource.plural] for i in informers}
+
     # One relist per 410, as the server counts them (the test itself lists none of these
-    # resources), and the informers count the same LISTs.
-    wait_for(lambda: sum(relists().values()) >= 4, "a relist for each of the four 410s")
-    assert sum(relists().values()) == 4, relists()
-    assert {i.resource.plural: i.lists - lists_before[i.resource.plural] for i in informers} == (
-        relists()
+    # resources), and the informers have the same LISTs back (an informer counts its LIST
+    # once the answer is in, a moment after the server counted it).
+    wait_for(
+        lambda: sum(relists().values()) >= 4 and informers_relisted() == relists(),
+        "a relist for each of the four 410s, served and received",
     )
+    assert sum(relists().values()) == 4, relists()
+    assert informers_relisted() == relists()
 
 
 def test_a_job_that_breaks_the_planner_is_reported_and_others_carry_on(
