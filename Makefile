@@ -89,6 +89,10 @@ bench: bench-localcluster ## Run every benchmark (API server, controller through
 	$(BIN)/python hack/bench_peers.py
 	$(BIN)/python hack/bench_ranktable.py
 
+.PHONY: fuzz
+fuzz: venv ## Fuzz: 300 mutated AscendJobs POSTed raw at the controller (FUZZ_ARGS="--seed N --count N --backend real").
+	$(BIN)/python -m hack.fuzz $(FUZZ_ARGS)
+
 .PHONY: clean
 clean: ## Remove the virtual environment and caches.
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info
