@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--nodes", type=int, default=4, help="simulated nodes, 8 NPUs each")
     parser.add_argument("--foreign", type=int, help="foreign pods (default 6)")
     parser.add_argument("--only", help="comma-separated case indices to run alone")
+    parser.add_argument(
+        "--replay", type=Path, nargs="+", default=[], help="POST these files' bytes as the cases"
+    )
     parser.add_argument("--out", type=Path, help="where logs and reproductions go")
     parser.add_argument("--show", action="store_true", help="print the cases and exit")
     return parser
@@ -60,6 +63,7 @@ def options_from(args: argparse.Namespace) -> Options:
         nodes=args.nodes,
         foreign=int(pick("foreign", 6)),
         only=only,
+        replay=tuple(args.replay),
         out_dir=args.out,
     )
 

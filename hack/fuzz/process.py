@@ -68,10 +68,11 @@ class Controller:
             try:
                 conn = endpoint.connect(timeout=2.0)
                 conn.request("GET", "/readyz")
-                if conn.getresponse().status == 200:
-                    conn.close()
-                    return
+                resp = conn.getresponse()
+                resp.read()  # read to the end: a close with data unread resets the connection
                 conn.close()
+                if resp.status == 200:
+                    return
             except OSError:
                 pass
             time.sleep(0.2)

@@ -49,6 +49,7 @@ def figures(result: RunResult) -> list[str]:
         f"cases            {len(outcomes)} POSTed at {o.rate:g}/s in {result.submit_seconds:.1f}s",
         f"server           {counts_line(codes)}",
         f"  rejected       {counts_line(rejected) or '-'}",
+        *server_errors(result),
         f"accepted         {len(accepted)}",
         f"  ended          {counts_line(ends) or '-'}",
     ]
@@ -81,6 +82,12 @@ def figures(result: RunResult) -> list[str]:
     return lines
 
 
+def server_errors(result: RunResult) -> list[str]:
+    """The 5xx replies by message: the API server failing, not refusing (worth a look)."""
+    errors = Counter(x.message or "(no message)" for x in result.outcomes if x.code >= 500)
+    return [f"  5xx            {n} x {message}" for message, n in errors.most_common()]
+
+
 def _load(load: tuple[float, float, float]) -> str:
     return "/".join(f"{v:.2f}" for v in load)
 
@@ -108,10 +115,14 @@ def repro_lines(result: RunResult, failing: set[int]) -> list[str]:
         return []
     seed = result.options.seed
     only = ",".join(str(i) for i in sorted(failing))
+    files = " ".join(f"{result.out_dir}/case-{i:04d}.json" for i in sorted(failing)[:3])
+    again = f"--seed {seed} --only {only}" if not result.options.replay else ""
     lines = [
         f"reproductions    {result.out_dir}/case-NNNN.json (the exact bytes POSTed)",
-        f"  replay         python -m hack.fuzz --seed {seed} --only {only}",
+        f"  replay         python -m hack.fuzz {again or '--replay ' + files}",
     ]
+    if again:
+        lines.append(f"  or the bytes   python -m hack.fuzz --replay {files}")
     by_index = {x.case.index: x for x in result.outcomes}
     for index in sorted(failing)[:10]:
         case = by_index[index].case

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import resource
 import tempfile
 import time
@@ -61,6 +62,7 @@ class Options:
     foreign: int = 6
     crash_loop_threshold: int = 5
     only: tuple[int, ...] | None = None
+    replay: tuple[Path, ...] = ()
     out_dir: Path | None = None
 
 
@@ -78,6 +80,7 @@ class Outcome:
     final: tuple[str, str] = ("", "")
     pods: list[str] = field(default_factory=list)
     present_at_end: bool = False
+    message: str = ""
 
     @property
     def accepted(self) -> bool:
@@ -238,7 +241,8 @@ def post_case(wire: Wire, case: Case) -> Outcome:
     if code == 201:
         m = meta(body)
         return Outcome(case, code, name=str(m.get("name")), uid=str(m.get("uid")), posted_at=now)
-    return Outcome(case, code, reason=str(body.get("reason", "")), posted_at=now)
+    message = str(body.get("message", ""))[:200]
+    return Outcome(case, code, reason=str(body.get("reason", "")), posted_at=now, message=message)
 
 
 def submit(wire: Wire, cases: list[Case], rate: float) -> list[Outcome]:
@@ -349,9 +353,34 @@ def write_repros(out_dir: Path, outcomes: list[Outcome], failing: set[int]) -> N
 
 
 def build_cases(options: Options) -> list[Case]:
+    """The seeded cases, or with --replay the given files' bytes as they are."""
+    if options.replay:
+        return [replay_case(i, path) for i, path in enumerate(options.replay)]
     samples = load_samples()
     indices = options.only if options.only is not None else range(options.count)
     return [make_case(options.seed, i, samples) for i in indices]
+
+
+def replay_case(index: int, path: Path) -> Case:
+    """A reproduction file as a case: its bytes are POSTed unchanged."""
+    body = path.read_bytes()
+    found = re.search(rb'"name"\s*:\s*"([^"]*)"', body)
+    name = found.group(1).decode(errors="replace") if found else path.stem
+    return Case(index, name, path.name, (f"replay {path}",), body)
+
+
+def write_cases(out_dir: Path, outcomes: list[Outcome]) -> None:
+    """One JSON line per case (code, state, latency, mutations), for a look after the run."""
+    with (out_dir / "cases.jsonl").open("w") as out:
+        for o in outcomes:
+            row = {
+                "index": o.case.index, "sample": o.case.sample, "name": o.name or o.case.name,
+                "code": o.code, "reason": o.reason, "message": o.message,
+                "final": list(o.final), "latency": o.latency, "pods": len(o.pods),
+                "states_seen": o.record.states_seen if o.record else [],
+                "mutations": o.case.mutations,
+            }  # fmt: skip
+            out.write(json.dumps(row) + "\n")
 
 
 def out_dir_for(options: Options) -> Path:
@@ -408,6 +437,7 @@ def run(options: Options) -> RunResult:
             outcome.present_at_end = outcome.uid in states
     foreign_uids = {p.uid for p in foreign}
     attribute_pods(outcomes, pods, listed, foreign_uids)
+    write_cases(out_dir, outcomes)
     records = controller.log_records()
     pod_records = pods.snapshot()
     return RunResult(
