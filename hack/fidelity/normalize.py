@@ -68,7 +68,9 @@ class Normalizer:
             obj["metadata"] = self._list_meta(obj.get("metadata") or {})
             return {**value, "object": self._value(obj, "object")}
         out: dict[str, Any] = {}
-        for key, child in value.items():
+        # Sorted: placeholders are numbered by first appearance, and two servers need not
+        # serialize a map's keys in the same order.
+        for key, child in sorted(value.items(), key=lambda kv: str(kv[0])):
             nkey = self._string(key, "") if isinstance(key, str) else key
             if key == "metadata" and is_list and isinstance(child, dict):
                 out[nkey] = self._list_meta(child)

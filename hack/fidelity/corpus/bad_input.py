@@ -113,7 +113,7 @@ CASES = [
         Step(
             "POST",
             CM_PATH,
-            raw=b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\ndata:\n  k: v\n",
+            raw=b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  k: v\n",
             content_type="application/yaml",
             pick=("metadata.name", "data"),
         ),
