@@ -79,12 +79,13 @@ class LocalCluster:
         bookmark_interval: float = 5.0,
         crd_dir: Path | None = CRD_DIR,
         nodes: int = 1,
+        compaction_interval: float = 300.0,
     ) -> None:
         self.kubeconfig_path = Path(kubeconfig_path)
         self.kubelet_enabled = kubelet
         self.nodes = nodes  # simulated nodes of the kubelet, 8 NPUs each
         self._requested_port = port
-        self.store = Store(window=watch_window)
+        self.store = Store(window=watch_window, compaction_interval=compaction_interval)
         self.registry = Registry()
         self.api = Api(self.store, self.registry)
         self.faults = Faults()
@@ -96,7 +97,6 @@ class LocalCluster:
         self._thread: threading.Thread | None = None
         self._kubelet: Any = None
         self._seed()
-        self.store.mark_start()
 
     def _seed(self) -> None:
         for name in builtin.INITIAL_NAMESPACES:

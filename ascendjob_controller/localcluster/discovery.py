@@ -11,6 +11,8 @@ falls back to the legacy per-group-version lists when that fails; both are serve
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -95,7 +97,19 @@ def _resource_entry(rt: ResourceType) -> dict[str, Any]:
         entry["shortNames"] = list(rt.short_names)
     if rt.categories:
         entry["categories"] = list(rt.categories)
+    if not rt.builtin:
+        entry["storageVersionHash"] = storage_version_hash(rt)
     return entry
+
+
+def storage_version_hash(rt: ResourceType) -> str:
+    """kube-apiserver's hash of group/version/kind (discovery's storageVersionHash)."""
+    digest = hashlib.sha256(f"{rt.group}/{rt.version}/{rt.kind}".encode()).digest()
+    return base64.b64encode(digest[:8]).decode()
+
+
+# Subresources answering with another kind than their resource's.
+_SUBRESOURCE_KINDS = {"binding": "Binding", "eviction": "Eviction"}
 
 
 def _subresource_entry(rt: ResourceType, sub: str) -> dict[str, Any]:
@@ -103,7 +117,7 @@ def _subresource_entry(rt: ResourceType, sub: str) -> dict[str, Any]:
         "name": f"{rt.plural}/{sub}",
         "singularName": "",
         "namespaced": rt.namespaced,
-        "kind": rt.kind,
+        "kind": _SUBRESOURCE_KINDS.get(sub, rt.kind),
         "verbs": list(_SUBRESOURCE_VERBS.get(sub, ("get", "patch", "update"))),
     }
     if sub == "scale":
@@ -151,7 +165,7 @@ def _aggregated_resource(rt: ResourceType) -> dict[str, Any]:
             else {
                 "group": "",
                 "version": "",
-                "kind": rt.kind,
+                "kind": _SUBRESOURCE_KINDS.get(sub, rt.kind),
             }
         )
         subs.append(

@@ -53,16 +53,17 @@ class ApiError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
-            "code": self.code,
         }
+        if self.reason:
+            body["reason"] = self.reason
+        body["code"] = self.code
         if self.details is not None:
             body["details"] = self.details
         return body
 
 
 def _details(rt: ResourceType, name: str, kind: str | None = None) -> dict[str, Any]:
-    details: dict[str, Any] = {"name": name}
+    details: dict[str, Any] = {"name": name} if name else {}
     if rt.group:
         details["group"] = rt.group
     details["kind"] = kind or rt.plural
@@ -146,7 +147,10 @@ def forbidden(message: str, details: dict[str, Any] | None = None) -> ApiError:
 
 def method_not_allowed() -> ApiError:
     return ApiError(
-        405, "MethodNotAllowed", "the server does not allow this method on the requested resource"
+        405,
+        "MethodNotAllowed",
+        "the server does not allow this method on the requested resource",
+        {},
     )
 
 

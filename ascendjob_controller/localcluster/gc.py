@@ -8,16 +8,19 @@ It works on the store in-process through the same verbs the HTTP server uses.
 
 from __future__ import annotations
 
+import json
 import queue
 import sys
 import threading
 import time
+from collections import Counter
 from typing import Any
 
 from ascendjob_controller.localcluster import builtin
 from ascendjob_controller.localcluster.deletion import FOREGROUND, ORPHAN, DeleteOptions
 from ascendjob_controller.localcluster.errors import ApiError
 from ascendjob_controller.localcluster.store import Event
+from ascendjob_controller.localcluster.timestamps import now_rfc3339
 from ascendjob_controller.localcluster.verbs import Api
 
 Task = tuple[str, str]  # (what, argument): ("owner-gone", uid), ("foreground", uid), ...
@@ -242,11 +245,93 @@ class GarbageCollector:
                     obj = self.store.get(resource, *key)
                     if obj is not None and not obj.obj["metadata"].get("deletionTimestamp"):
                         self.api.delete(rt, key[0], key[1], DeleteOptions())
-            leftover = any(
-                self.store.keys(r, name)
+            leftover = [
+                (r, obj.obj)
                 for r in self.store.resources()
                 if (t := self._rt(r)) is not None and t.namespaced
-            )
+                for key in self.store.keys(r, name)
+                if (obj := self.store.get(r, *key)) is not None
+            ]
             if remaining == 0 or not leftover:
                 self.store.remove(ns_resource, "", name)
                 self._ns_seen.pop(name, None)
+                return
+            self._report_remaining(entry.obj, leftover)
+
+    def _report_remaining(
+        self, namespace: dict[str, Any], leftover: list[tuple[str, dict[str, Any]]]
+    ) -> None:
+        """The namespace controller's status conditions while content waits on finalizers."""
+        wanted = namespace_conditions(leftover, now_rfc3339())
+        current = (namespace.get("status") or {}).get("conditions") or []
+
+        def strip(conditions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [{k: v for k, v in c.items() if k != "lastTransitionTime"} for c in conditions]
+
+        if strip(current) == strip(wanted):
+            return
+        obj = json.loads(json.dumps(namespace))
+        obj.setdefault("status", {})["conditions"] = wanted
+        self.store.write(builtin.NAMESPACES.group_resource, obj, "MODIFIED")
+
+
+# The namespace controller's conditions that are False once every deletion was attempted.
+_SETTLED = (
+    (
+        "NamespaceDeletionDiscoveryFailure",
+        "ResourcesDiscovered",
+        "All resources successfully discovered",
+    ),
+    (
+        "NamespaceDeletionGroupVersionParsingFailure",
+        "ParsedGroupVersions",
+        "All legacy kube types successfully parsed",
+    ),
+    (
+        "NamespaceDeletionContentFailure",
+        "ContentDeleted",
+        "All content successfully deleted, may be waiting on finalization",
+    ),
+)
+
+
+def namespace_conditions(
+    leftover: list[tuple[str, dict[str, Any]]], now: str
+) -> list[dict[str, Any]]:
+    """What kube-controller-manager's namespace controller reports about what is left (pure)."""
+    by_resource: Counter[str] = Counter()
+    by_finalizer: Counter[str] = Counter()
+    for resource, obj in leftover:
+        plural, _, group = resource.partition(".")
+        by_resource[f"{plural}.{group}"] += 1
+        for finalizer in obj["metadata"].get("finalizers") or []:
+            by_finalizer[finalizer] += 1
+
+    def condition(kind: str, status: str, reason: str, message: str) -> dict[str, Any]:
+        return {
+            "type": kind,
+            "status": status,
+            "lastTransitionTime": now,
+            "reason": reason,
+            "message": message,
+        }
+
+    resources = ", ".join(f"{r} has {n} resource instances" for r, n in sorted(by_resource.items()))
+    conditions = [condition(kind, "False", reason, text) for kind, reason, text in _SETTLED]
+    conditions.append(
+        condition(
+            "NamespaceContentRemaining",
+            "True",
+            "SomeResourcesRemain",
+            f"Some resources are remaining: {resources}",
+        )
+    )
+    if by_finalizer:
+        finalizers = ", ".join(
+            f"{f} in {n} resource instances" for f, n in sorted(by_finalizer.items())
+        )
+        message = f"Some content in the namespace has finalizers remaining: {finalizers}"
+        conditions.append(
+            condition("NamespaceFinalizersRemaining", "True", "SomeFinalizersRemain", message)
+        )
+    return conditions

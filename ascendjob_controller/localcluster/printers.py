@@ -163,4 +163,6 @@ def to_table(
         if rt.group == "events.k8s.io":  # printed from the stored core/v1 form
             obj = eventsapi.to_core(obj)
         row["cells"] = cells(obj, now)
+        if include_object == "None":
+            row["object"] = None  # the real server sends the key, empty
     return table

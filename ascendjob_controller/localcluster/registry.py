@@ -12,6 +12,11 @@ from typing import Any
 from ascendjob_controller.localcluster.builtin import BUILTIN_TYPES
 from ascendjob_controller.localcluster.resources import ResourceType
 
+# The order apiextensions-apiserver lists a custom resource's verbs in.
+CUSTOM_RESOURCE_VERBS = (
+    "delete", "deletecollection", "get", "list", "patch", "create", "update", "watch",
+)  # fmt: skip
+
 
 def types_from_crd(crd: dict[str, Any]) -> list[ResourceType]:
     """One ResourceType per served version of a CRD (pure)."""
@@ -38,6 +43,7 @@ def types_from_crd(crd: dict[str, Any]) -> list[ResourceType]:
                 printer_columns=tuple(version.get("additionalPrinterColumns") or ()),
                 categories=tuple(names.get("categories") or ()),
                 builtin=False,
+                verbs=CUSTOM_RESOURCE_VERBS,
                 extra={"crd": crd["metadata"]["name"], "storage": bool(version.get("storage"))},
             )
         )

@@ -164,10 +164,13 @@ def parse_route(registry: Registry, path: str) -> Route | None:
     return Route(rt, namespace, name, subresource)
 
 
-def parse_body(raw: bytes, content_type: str) -> Any:
-    """JSON, or YAML when the client says so; 400 for anything that does not parse."""
-    if not raw.strip():
-        raise bad_request("the body of the request was empty")
+def parse_body(raw: bytes, content_type: str, kind: str = "") -> Any:
+    """JSON, or YAML when the client says so; 400 for anything that does not parse.
+
+    `kind` (the resource's) words the error as the real decoder does: "the object provided
+    is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error:
+    ...". Without one (patches), the error is the patch handler's "invalid JSON patch".
+    """
     if "protobuf" in content_type:
         from ascendjob_controller.localcluster import protobuf
 
@@ -178,15 +181,30 @@ def parse_body(raw: bytes, content_type: str) -> Any:
                 content_type, ["application/json", "application/yaml"]
             ) from err
     try:
+        if not raw.strip():
+            raise ValueError("unexpected end of JSON input")
         if "yaml" in content_type:
             # Through JSON so YAML-only values (timestamps, dates) arrive as JSON would.
             return json.loads(json.dumps(yaml.safe_load(raw.decode()), default=str))
         return json.loads(raw)
     except (ValueError, TypeError, yaml.YAMLError) as err:
-        kind = "yaml" if "yaml" in content_type else "json"
+        if not kind:
+            raise bad_request("invalid JSON patch") from err
+        excerpt = raw.decode("utf-8", "replace")
+        excerpt = "<empty>" if not excerpt else excerpt[:30] + (" ..." if len(excerpt) > 30 else "")
         raise bad_request(
-            f"the body of the request could not be decoded: {kind} parse error: {err}"
+            f"the object provided is unrecognized (must be of type {kind}): couldn't get "
+            f"version/kind; json parse error: {_go_json_error(raw, err)} ({excerpt})"
         ) from err
+
+
+def _go_json_error(raw: bytes, err: Exception) -> str:
+    """Go's encoding/json wording of a syntax error (the common cases)."""
+    position = getattr(err, "pos", None)
+    text = raw.decode("utf-8", "replace")
+    if position is None or position >= len(text.rstrip()):
+        return "unexpected end of JSON input"
+    return f"invalid character {text[position]!r} looking for beginning of object key string"
 
 
 def _flag(value: str | None) -> bool:
@@ -377,6 +395,10 @@ class ApiHandler(BaseHTTPRequestHandler):
         if len(parts) in (2, 3) and any(r.group_version == group_version for r in resources):
             self._send_obj(200, discovery.api_resource_list(group_version, resources))
             return
+        if parts[0] == "apis":
+            # Under /apis, what no group serves falls through to Go's plain NotFound handler.
+            self._send_json(404, b"404 page not found\n", "text/plain; charset=utf-8")
+            return
         raise path_not_found()
 
     def _openapi(self, path: str) -> None:
@@ -432,18 +454,18 @@ class ApiHandler(BaseHTTPRequestHandler):
         elif verb == "watch":
             self._watch(route, query)
         elif verb == "create" and route.subresource == "binding":
-            body = parse_body(raw, self.headers.get("Content-Type") or "")
+            body = parse_body(raw, self.headers.get("Content-Type") or "", "Binding")
             self._send_obj(201, api.bind(ns, route.name, body))
         elif verb in ("create", "deletecollection") and rt.namespaced and not route.namespace:
             raise method_not_allowed()  # only namespaced collections take these
         elif verb == "create":
-            body = parse_body(raw, self.headers.get("Content-Type") or "")
+            body = parse_body(raw, self.headers.get("Content-Type") or "", rt.kind)
             result = api.create(rt, ns, body, validation, dry_run, self._manager(query))
             self._send_entry(result.code, rt, result.entry, result.warnings)
         elif route.subresource in ("binding", "log") or (route.subresource and verb == "delete"):
             raise method_not_allowed()
         elif verb == "update":
-            body = parse_body(raw, self.headers.get("Content-Type") or "")
+            body = parse_body(raw, self.headers.get("Content-Type") or "", rt.kind)
             result = api.update(
                 rt, ns, route.name, body, route.subresource, validation, dry_run,
                 self._manager(query),
@@ -499,7 +521,7 @@ class ApiHandler(BaseHTTPRequestHandler):
     def _delete_options(self, query: dict[str, str], raw: bytes) -> DeleteOptions:
         body: dict[str, Any] = {}
         if raw.strip():
-            parsed = parse_body(raw, self.headers.get("Content-Type") or "")
+            parsed = parse_body(raw, self.headers.get("Content-Type") or "", "DeleteOptions")
             if isinstance(parsed, dict):
                 body = parsed
         pre = body.get("preconditions") or {}

@@ -1,9 +1,11 @@
 """In-memory object storage with one cluster-wide resourceVersion and a bounded watch history.
 
 Like etcd behind kube-apiserver: every write gets the next revision and one event; watchers
-replay history from a revision, and once history is compacted past a revision, watching from
-it is answered with 410 Expired. Stored objects are never mutated after they are written
-(callers get copies), so readers can use them and their cached JSON outside the lock.
+replay history from a revision, and once history is compacted past a revision (every five
+minutes, as kube-apiserver compacts etcd, or when the bounded window overflows), watching or
+listing exactly from it is answered with 410 Expired. Stored objects are never mutated after
+they are written (callers get copies), so readers can use them and their cached JSON outside
+the lock.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import base64
 import bisect
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -61,16 +64,30 @@ def decode_continue(token: str) -> tuple[int, Key]:
     """Return (rv, last key served) or raise ApiError 400 for a token we did not make."""
     try:
         padded = token + "=" * (-len(token) % 4)
-        payload = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        raw = base64.urlsafe_b64decode(padded.encode())
+    except ValueError as err:
+        raise _bad_continue(f"illegal base64 data at input byte {len(token)}") from err
+    try:
+        payload = json.loads(raw)
         start = payload["start"]
         if payload.get("v") != "meta.k8s.io/v1" or not start.endswith("\x00"):
-            raise ValueError(token)
+            raise KeyError("v")
         namespace, _, name = start[:-1].partition("/")
         return int(payload["rv"]), (namespace, name)
-    except (ValueError, KeyError, TypeError) as err:
-        raise ApiError(
-            400, "BadRequest", f"continue key is not valid: {err.__class__.__name__}"
+    except ValueError as err:
+        first = chr(raw[0]) if raw else ""
+        shown = first if first.isascii() and first.isprintable() else f"\\u{ord(first):04x}"
+        raise _bad_continue(f"invalid character '{shown}' looking for beginning of value") from err
+    except (KeyError, TypeError) as err:
+        raise _bad_continue(
+            "continue key is not valid: incorrect encoded start resourceVersion"
         ) from err
+
+
+def _bad_continue(why: str) -> ApiError:
+    if not why.startswith("continue key"):
+        why = f"continue key is not valid: {why}"
+    return ApiError(400, "BadRequest", f"invalid continue token: {why}")
 
 
 def _owner_uids(meta: dict[str, Any]) -> list[str]:
@@ -82,10 +99,15 @@ def _owner_uids(meta: dict[str, Any]) -> list[str]:
 class Store:
     """Objects by resource and key, revision counter, history window, ownership index."""
 
-    def __init__(self, window: int = 10_000) -> None:
+    def __init__(self, window: int = 10_000, compaction_interval: float = 300.0) -> None:
         if window < 1:
             raise ValueError("window must be positive")
         self.window = window
+        # kube-apiserver compacts etcd every 5 minutes to the revision it saw at the previous
+        # tick; what is compacted is 410 Expired for watches and exact lists.
+        self.compaction_interval = compaction_interval
+        self._next_tick = time.monotonic() + compaction_interval
+        self._tick_rv: int | None = None
         self.lock = threading.RLock()
         self.changed = threading.Condition(self.lock)
         self._objects: dict[str, dict[Key, Entry]] = {}
@@ -206,6 +228,19 @@ class Store:
             self._record(Event(self._rv, event_type, resource, key[0], entry, prev))
             return entry
 
+    def refresh(self, resource: str, fn: Callable[[dict[str, Any]], bool]) -> None:
+        """Let `fn` change stored objects in place, without a revision or an event.
+
+        For what a real server does when decoding from etcd (CRD defaults on read): readers
+        see the change, the object's resourceVersion stays.
+        """
+        with self.lock:
+            table = self._objects.get(resource, {})
+            for key, entry in list(table.items()):
+                obj = entry.copy()
+                if fn(obj):
+                    table[key] = Entry(obj, dumps(obj))
+
     def remove(
         self, resource: str, namespace: str, name: str, final: dict[str, Any] | None = None
     ) -> Entry | None:
@@ -250,6 +285,7 @@ class Store:
                     del self._dependents[owner_uid]
 
     def _record(self, event: Event) -> None:
+        self._tick()
         self._history.append(event)
         self._history_rvs.append(event.rv)
         # Compact in batches so appends stay O(1) amortized.
@@ -263,20 +299,28 @@ class Store:
             listener(event)
         self.changed.notify_all()
 
-    def mark_start(self) -> None:
-        """History starts now: older revisions are gone, as for a freshly started watch cache.
+    def _tick(self) -> None:
+        """Compact as kube-apiserver's etcd compactor does (the caller holds the lock)."""
+        now = time.monotonic()
+        while now >= self._next_tick:
+            if self._tick_rv is not None:
+                self._compact_to(self._tick_rv)
+            self._tick_rv = self._rv
+            self._next_tick += self.compaction_interval
 
-        A real server's watch cache begins at the revision it started at, so a watch (or an
-        exact list) from before that is 410 Expired; the seeded objects are that past here.
-        """
-        with self.lock:
-            self._compacted_rv = self._rv
-            self.compact(keep=0)
-            self._compacted_rv = self._rv
+    def _compact_to(self, rv: int) -> None:
+        """Forget the history up to revision `rv`: it is no longer there to replay."""
+        drop = bisect.bisect_right(self._history_rvs, rv)
+        if drop:
+            del self._history[:drop]
+            del self._history_rvs[:drop]
+            self._base += drop
+        self._compacted_rv = max(self._compacted_rv, rv)
 
     def list_at(self, resource: str, namespace: str | None, rv: int) -> list[Entry]:
         """The objects as they were at revision `rv` (410 when history no longer has it)."""
         with self.lock:
+            self._tick()
             if rv < self._compacted_rv:
                 raise expired("The resourceVersion for the provided list is too old.")
             table = {k: e for k, e in self._objects.get(resource, {}).items()}
@@ -312,6 +356,7 @@ class Store:
     def position_after(self, rv: int) -> int:
         """The history index of the first event newer than `rv`, or 410 if compacted away."""
         with self.lock:
+            self._tick()
             if rv < self._compacted_rv:
                 raise too_old(rv, self._compacted_rv)
             return self._base + bisect.bisect_right(self._history_rvs, rv)

@@ -15,7 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ascendjob_controller.localcluster import admission, builtin, deletion, fieldsets, managedfields
+from ascendjob_controller.localcluster import (
+    admission,
+    builtin,
+    deletion,
+    fieldsets,
+    managedfields,
+    validation,
+)
 from ascendjob_controller.localcluster.deletion import DeleteOptions
 from ascendjob_controller.localcluster.errors import (
     ApiError,
@@ -23,7 +30,6 @@ from ascendjob_controller.localcluster.errors import (
     bad_request,
     conflict,
     forbidden,
-    internal,
     invalid,
     invalid_resource,
     namespace_not_found,
@@ -277,6 +283,8 @@ class Api:
             self._require_namespace(rt, meta.get("namespace", ""), meta["name"])
             if rt is builtin.PODS:
                 admission.admit_pod(obj, meta["namespace"], self._find_account)
+            if rt.builtin and (causes := validation.on_create(rt.kind, obj)):
+                raise invalid(rt, meta["name"], causes)
             present = self.store.get(rt.group_resource, meta.get("namespace", ""), meta["name"])
             if present is not None:
                 raise already_exists(rt, meta["name"], present.obj["metadata"])
@@ -305,7 +313,7 @@ class Api:
         self._check_name(rt, meta["name"])
         if meta.get("resourceVersion"):
             # kube-apiserver's storage refuses this as an internal error, not a 4xx.
-            raise internal("resourceVersion should not be set on objects to be created")
+            raise ApiError(500, "", "resourceVersion should not be set on objects to be created")
         for key in (*_SYSTEM_META, "resourceVersion", "selfLink"):
             meta.pop(key, None)
         meta["uid"] = str(uuid.uuid4())
@@ -445,9 +453,9 @@ class Api:
                         if not isinstance(patch, dict):
                             raise bad_request("strategic merge patch must be an object")
                         new = patching.strategic_merge_patch(current, patch, rt.kind)
-                    else:
-                        raise unsupported_media_type(
-                            content_type, [JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, APPLY_PATCH]
+                    else:  # not a patch type at all: the handler's bare 415
+                        raise ApiError(
+                            415, "UnsupportedMediaType", "415: Unsupported Media Type", {}
                         )
             except patching.PatchError as err:
                 raise self.patch_error(rt, name, err, content_type) from err
@@ -548,6 +556,12 @@ class Api:
             obj["metadata"].pop("namespace", None)
         obj["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         builtin.omit_empty(rt, obj)
+        # (pods are checked in _keep_builtin_fields, before their spec comparison)
+        causes = []
+        if rt.builtin and rt is not builtin.PODS:
+            causes = validation.on_update(rt.kind, old, obj, subresource)
+        if causes:
+            raise invalid(rt, name, causes)
         obj["apiVersion"] = old.get("apiVersion", rt.group_version)
         obj["kind"] = rt.kind
         warnings = self._validate_custom(rt, obj, field_validation)
@@ -717,8 +731,9 @@ class Api:
         if api_version and api_version != rt.group_version:  # noqa: SIM102 - reads better
             if api_version.split("/")[0] != rt.group_version.split("/")[0] or rt.builtin:
                 raise bad_request(
-                    f"the API version in the data ({api_version}) does not match the expected "
-                    f"API version ({rt.group_version})"
+                    f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: no '
+                    f'kind "{obj.get("kind") or rt.kind}" is registered for version '
+                    f'"{api_version}" in scheme "pkg/runtime/scheme.go:111"'
                 )
         kind = obj.get("kind")
         if kind and kind != rt.kind:
@@ -740,12 +755,17 @@ class Api:
             value = meta.get(field_name)
             if value is None:
                 continue
-            if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
-                got = "object" if isinstance(value, dict) else _json_type(value)
+            if isinstance(value, dict):
+                wrong = [v for v in value.values() if not isinstance(v, str)]
+                target = "string"
+                got = _json_type(wrong[0]) if wrong else ""
+            else:
+                target, got = "map[string]string", _json_type(value)
+            if got:
                 raise bad_request(
                     f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
                     f"json: cannot unmarshal {got} into Go struct field "
-                    f"ObjectMeta.metadata.{field_name} of type map[string]string"
+                    f"ObjectMeta.metadata.{field_name} of type {target}"
                 )
         return obj
 
@@ -844,6 +864,8 @@ class Api:
     ) -> None:
         """Fields a main-resource write may not drop (allocated IPs, CRD status) or change."""
         if rt is builtin.PODS:
+            if causes := validation.on_update("Pod", old, obj, ""):
+                raise invalid(rt, old["metadata"]["name"], causes)
             old_spec, new_spec = old.get("spec") or {}, obj.get("spec")
             if not isinstance(new_spec, dict) or not builtin.pod_spec_change_allowed(
                 old_spec, new_spec
@@ -878,7 +900,7 @@ class Api:
 
     def _after_write(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         if rt is builtin.CRDS:
-            self.registry.set_crd(obj)
+            self._default_on_read(self.registry.set_crd(obj))
         elif rt is builtin.NAMESPACES:
             # What kube-controller-manager's serviceaccount controller does for every new
             # namespace; done at once here, so pods can be created right away.
@@ -893,6 +915,26 @@ class Api:
                 },
             }
             self.store.write(builtin.SERVICEACCOUNTS.group_resource, account, "ADDED")
+
+    def _default_on_read(self, types: list[ResourceType]) -> None:
+        """Stored custom resources get their (new) schema's defaults, as reads from etcd do."""
+        from ascendjob_controller.localcluster import schema as schemas
+
+        by_version = {t.group_version: t for t in types if t.schema}
+        if not by_version:
+            return
+
+        def default(obj: dict[str, Any]) -> bool:
+            rt = by_version.get(str(obj.get("apiVersion")))
+            if rt is None or rt.schema is None:
+                return False
+            before = json.dumps(obj, sort_keys=True)
+            meta = obj.pop("metadata")
+            schemas.apply_defaults(rt.schema, obj)
+            obj["metadata"] = meta
+            return json.dumps(obj, sort_keys=True) != before
+
+        self.store.refresh(types[0].group_resource, default)
 
     def _release_ip(self, obj: dict[str, Any]) -> None:
         ip = (obj.get("spec") or {}).get("clusterIP")

@@ -89,7 +89,7 @@ def raw_call(
     data: bytes | None = None,
     content_type: str = "application/json",
     accept: str = "application/json",
-) -> tuple[int, dict[str, Any]]:
+) -> tuple[int, Any]:
     """One HTTP request without the client library, for shapes the client hides."""
     import json
     import urllib.error
@@ -101,8 +101,15 @@ def raw_call(
         method=method,
         headers={"Content-Type": content_type, "Accept": accept},
     )
+
+    def decoded(raw: bytes) -> Any:
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw.decode()  # plain text, as Go's NotFound handler answers
+
     try:
         with urllib.request.urlopen(req, timeout=30) as resp:
-            return resp.status, json.loads(resp.read())
+            return resp.status, decoded(resp.read())
     except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read())
+        return err.code, decoded(err.read())

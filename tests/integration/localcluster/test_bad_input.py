@@ -25,12 +25,13 @@ def test_create_with_a_resource_version_is_an_internal_error(bare_cluster: Any) 
     body = {"metadata": {"name": "rv", "resourceVersion": "12"}, "data": {}}
     code, status, _ = _post(bare_cluster, "/api/v1/namespaces/default/configmaps", body)
     assert code == 500
-    assert status["reason"] == "InternalError"
-    assert "resourceVersion should not be set on objects to be created" in status["message"]
+    # the storage layer's own error: no reason, no details
+    assert "reason" not in status and "details" not in status
+    assert status["message"] == "resourceVersion should not be set on objects to be created"
 
 
 @pytest.mark.parametrize(
-    ("labels", "word"), [("a=b", "string"), (["a"], "array"), ({"a": 1}, "object")]
+    ("labels", "word"), [("a=b", "string"), (["a"], "array"), ({"a": 1}, "number")]
 )
 def test_labels_that_are_not_a_string_map_are_a_decode_error(
     bare_cluster: Any, labels: Any, word: str
@@ -58,3 +59,36 @@ def test_a_non_latin1_unknown_field_is_warned_about_at_once(bare_cluster: Any) -
     assert code == 201, obj
     warning = headers.get("Warning") or ""
     assert "名前".encode().decode("latin-1") in warning
+
+
+@pytest.mark.parametrize(
+    ("raw", "tail"),
+    [
+        (b'{"a":1', 'unexpected end of JSON input ({"a":1)'),
+        (
+            b'{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"',
+            'unexpected end of JSON input ({"apiVersion": "v1", "kind": " ...)',
+        ),
+        (b"", "unexpected end of JSON input (<empty>)"),
+    ],
+)
+def test_unparsable_bodies_are_unrecognized_objects(
+    bare_cluster: Any, raw: bytes, tail: str
+) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", bare_cluster.port, timeout=5)
+    try:
+        conn.request(
+            "POST",
+            "/api/v1/namespaces/default/configmaps",
+            raw,
+            {"Content-Type": "application/json"},
+        )
+        resp = conn.getresponse()
+        code, status = resp.status, json.loads(resp.read())
+    finally:
+        conn.close()
+    assert (code, status["reason"]) == (400, "BadRequest")
+    assert status["message"] == (
+        "the object provided is unrecognized (must be of type ConfigMap): couldn't get "
+        f"version/kind; json parse error: {tail}"
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import urllib.request
 from typing import Any
 
 import pytest
@@ -32,17 +34,34 @@ def test_exact_list_shows_a_past_revision(cluster: LocalCluster, core: Any, name
     assert "data" not in body["items"][0] and body["metadata"]["resourceVersion"] == rv
 
 
-def test_exact_list_from_before_the_start_is_410(cluster: LocalCluster, namespace: str) -> None:
-    code, body = raw_call(
-        cluster,
-        "GET",
-        f"/api/v1/namespaces/{namespace}/configmaps?resourceVersion=1&resourceVersionMatch=Exact",
-    )
-    assert (code, body["reason"], body["message"]) == (
-        410,
-        "Expired",
-        "The resourceVersion for the provided list is too old.",
-    )
+def test_compacted_revisions_are_410_for_exact_lists_and_watches(tmp_path: Any) -> None:
+    """History is compacted as kube-apiserver compacts etcd: every interval, up to the
+    revision seen at the previous tick; before that, an old revision is still served."""
+    import time
+
+    lc = LocalCluster(tmp_path / "kubeconfig", kubelet=False, compaction_interval=0.3)
+    lc.start()
+    try:
+        exact = "/api/v1/namespaces/default/configmaps?resourceVersion=1&resourceVersionMatch=Exact"
+        code, body = raw_call(lc, "GET", exact)
+        assert code == 200 and body["items"] == []  # revision 1: before the first ConfigMap
+        time.sleep(0.7)  # two ticks: the first records a revision, the second compacts to it
+        raw_call(lc, "POST", "/api/v1/namespaces/default/configmaps", b'{"metadata":{"name":"c"}}')
+        code, body = raw_call(lc, "GET", exact)
+        assert (code, body["reason"], body["message"]) == (
+            410,
+            "Expired",
+            "The resourceVersion for the provided list is too old.",
+        )
+        url = f"{lc.url}/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=1"
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            assert resp.status == 200
+            events = [json.loads(line) for line in resp.read().splitlines() if line.strip()]
+        assert [e["type"] for e in events] == ["ERROR"]
+        assert events[0]["object"]["code"] == 410
+        assert events[0]["object"]["message"].startswith("too old resource version: 1 (")
+    finally:
+        lc.stop()
 
 
 def test_match_without_resource_version_is_422(cluster: LocalCluster, namespace: str) -> None:

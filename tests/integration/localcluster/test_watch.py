@@ -118,18 +118,6 @@ def test_label_selector_watch_reports_objects_leaving_as_deleted(core: Any, name
     assert int(events[0]["object"].metadata.resource_version) > int(rv)
 
 
-def test_watch_from_before_the_server_started_is_a_410_event(
-    cluster: LocalCluster, namespace: str
-) -> None:
-    url = f"{cluster.url}/api/v1/namespaces/{namespace}/configmaps?watch=1&resourceVersion=1"
-    with urllib.request.urlopen(url, timeout=30) as resp:
-        assert resp.status == 200
-        events = [json.loads(line) for line in resp.read().splitlines() if line.strip()]
-    assert [e["type"] for e in events] == ["ERROR"]
-    assert events[0]["object"]["code"] == 410
-    assert events[0]["object"]["message"].startswith("too old resource version: 1 (")
-
-
 def test_drop_watches_ends_open_streams(cluster: LocalCluster, core: Any, namespace: str) -> None:
     ended = threading.Event()
 
@@ -162,8 +150,6 @@ def test_expire_next_watch_forces_one_410(cluster: LocalCluster, core: Any, name
 def test_send_initial_events_ends_with_an_annotated_bookmark(
     cluster: LocalCluster, core: Any, namespace: str
 ) -> None:
-    import json
-    import urllib.request
 
     core.create_namespaced_pod(namespace, pod_body("one"))
     url = (

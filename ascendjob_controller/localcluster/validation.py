@@ -1,0 +1,171 @@
+"""Validation of built-in kinds: the checks of kube-apiserver's registries clients run into.
+
+Only a few rules per kind, worded as upstream words them (the 422 causes kubectl prints):
+pods need containers and keep their tolerations; Service ports are in range, cluster IPs
+never change, load-balancer status needs a LoadBalancer; ConfigMap keys are valid and an
+immutable ConfigMap keeps its data; a Lease lasts more than 0 s; a Namespace is only
+Terminating while it is being deleted. Everything else a real server validates is accepted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+Cause = dict[str, str]
+_CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
+_CONFIG_KEY_MESSAGE = (
+    "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. "
+    "'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is "
+    "'[-._a-zA-Z0-9]+')"
+)
+
+
+def _invalid(field: str, value: Any, detail: str) -> Cause:
+    shown = json.dumps(value) if isinstance(value, str | list) else str(value)
+    return {
+        "reason": "FieldValueInvalid",
+        "message": f"Invalid value: {shown}: {detail}",
+        "field": field,
+    }
+
+
+def _forbidden(field: str, detail: str) -> Cause:
+    return {"reason": "FieldValueForbidden", "message": f"Forbidden: {detail}", "field": field}
+
+
+def on_create(kind: str, obj: dict[str, Any]) -> list[Cause]:
+    """Causes for a new object of a built-in kind (empty when valid)."""
+    if kind == "Pod":
+        spec = obj.get("spec")
+        if not isinstance(spec, dict) or not spec.get("containers"):
+            return [
+                {
+                    "reason": "FieldValueRequired",
+                    "message": "Required value",
+                    "field": "spec.containers",
+                }
+            ]
+    if kind == "Service":
+        return _service_ports(obj)
+    if kind == "ConfigMap":
+        return _config_keys(obj)
+    if kind == "Lease":
+        return _lease(obj)
+    return []
+
+
+def on_update(kind: str, old: dict[str, Any], new: dict[str, Any], subresource: str) -> list[Cause]:
+    """Causes for an update (main resource or status) of a built-in kind."""
+    if subresource == "status":
+        if kind == "Service":
+            return _load_balancer_status(new)
+        if kind == "Namespace":
+            return _namespace_phase(new)
+        return []
+    if kind == "Pod":
+        return _pod_tolerations(old, new)
+    if kind == "Service":
+        return _service_ports(new) or _cluster_ips(old, new)
+    if kind == "ConfigMap":
+        return _config_keys(new) or _immutable_config(old, new)
+    if kind == "Lease":
+        return _lease(new)
+    return []
+
+
+def _service_ports(svc: dict[str, Any]) -> list[Cause]:
+    causes = []
+    for i, port in enumerate((svc.get("spec") or {}).get("ports") or []):
+        if not isinstance(port, dict):
+            continue
+        for field in ("port", "targetPort"):
+            value = port.get(field)
+            if isinstance(value, int) and not isinstance(value, bool) and not 1 <= value <= 65535:
+                causes.append(
+                    _invalid(
+                        f"spec.ports[{i}].{field}", value, "must be between 1 and 65535, inclusive"
+                    )
+                )
+    return causes
+
+
+def _cluster_ips(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
+    """clusterIP and clusterIPs[0] are fixed once allocated (the registry syncs the two)."""
+    before = (old.get("spec") or {}).get("clusterIPs") or []
+    spec = new.get("spec") or {}
+    after = list(spec.get("clusterIPs") or [])
+    if spec.get("clusterIP") and spec.get("clusterIP") != (before[0] if before else None):
+        after = [spec["clusterIP"], *after[1:]]
+    if before and after and after[0] != before[0]:
+        return [_invalid("spec.clusterIPs[0]", after, "may not change once set")]
+    return []
+
+
+def _load_balancer_status(svc: dict[str, Any]) -> list[Cause]:
+    ingress = ((svc.get("status") or {}).get("loadBalancer") or {}).get("ingress")
+    if ingress and (svc.get("spec") or {}).get("type") != "LoadBalancer":
+        return [
+            _forbidden(
+                "status.loadBalancer.ingress", "may only be used when `spec.type` is 'LoadBalancer'"
+            )
+        ]
+    return []
+
+
+def _config_keys(cm: dict[str, Any]) -> list[Cause]:
+    causes = []
+    for field in ("data", "binaryData"):
+        for key in cm.get(field) or {}:
+            if not _CONFIG_KEY.match(key) or len(key) > 253:
+                causes.append(_invalid(f"{field}[{key}]", key, _CONFIG_KEY_MESSAGE))
+    return causes
+
+
+def _immutable_config(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
+    if not old.get("immutable"):
+        return []
+    causes = [
+        _forbidden(field, "field is immutable when `immutable` is set")
+        for field in ("data", "binaryData")
+        if (old.get(field) or {}) != (new.get(field) or {})
+    ]
+    if not new.get("immutable"):
+        causes.append(_forbidden("immutable", "field is immutable when `immutable` is set"))
+    return causes
+
+
+def _lease(lease: dict[str, Any]) -> list[Cause]:
+    duration = (lease.get("spec") or {}).get("leaseDurationSeconds")
+    if isinstance(duration, int) and duration <= 0:
+        return [_invalid("spec.leaseDurationSeconds", duration, "must be greater than 0")]
+    return []
+
+
+def _namespace_phase(ns: dict[str, Any]) -> list[Cause]:
+    phase = (ns.get("status") or {}).get("phase")
+    if phase == "Terminating" and not (ns.get("metadata") or {}).get("deletionTimestamp"):
+        detail = "may only be 'Active' if `deletionTimestamp` is empty"
+        return [_invalid("status.Phase", phase, detail)]
+    return []
+
+
+def _pod_tolerations(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
+    """Tolerations may be added, never changed or removed (tolerationSeconds aside)."""
+
+    def key(t: Any) -> str:
+        if not isinstance(t, dict):
+            return json.dumps(t)
+        return json.dumps({k: v for k, v in t.items() if k != "tolerationSeconds"}, sort_keys=True)
+
+    before = [key(t) for t in (old.get("spec") or {}).get("tolerations") or []]
+    after = {key(t) for t in (new.get("spec") or {}).get("tolerations") or []}
+    if any(t not in after for t in before):
+        return [
+            _forbidden(
+                "spec.tolerations",
+                "existing toleration can not be modified except its tolerationSeconds",
+            )
+        ]
+    return []

@@ -1,0 +1,64 @@
+"""Field sets, comparisons and fieldsV1 as structured-merge-diff computes them."""
+
+from __future__ import annotations
+
+from ascendjob_controller.localcluster import fieldsets
+from ascendjob_controller.localcluster.managedfields import Write, record_update
+
+POD = fieldsets.builtin_schema("Pod")
+
+
+def test_compare_adds_new_objects_with_their_own_path() -> None:
+    diff = fieldsets.compare({"metadata": {}}, {"metadata": {}, "data": {"a": "1"}}, POD)
+    assert diff.added == {(("f", "data"),), (("f", "data"), ("f", "a"))}
+    assert not diff.modified and not diff.removed
+
+
+def test_compare_keyed_lists_and_null_typed_fields() -> None:
+    old = {"spec": {"containers": None}}
+    new = {"spec": {"containers": [{"name": "c", "image": "i"}]}}
+    diff = fieldsets.compare(old, new, POD)
+    key = ("k", '{"name":"c"}')
+    assert (("f", "spec"), ("f", "containers")) not in diff.added  # existed, as null
+    assert (("f", "spec"), ("f", "containers"), key) in diff.added
+    assert (("f", "spec"), ("f", "containers"), key, ("f", "image")) in diff.added
+
+
+def test_field_set_reaches_structs_through_children() -> None:
+    fields = fieldsets.field_set({"metadata": {"labels": {"a": "b"}}, "data": {"k": "v"}}, POD)
+    assert fieldsets.to_v1(fields) == {
+        "f:data": {"f:k": {}},
+        "f:metadata": {"f:labels": {"f:a": {}}},
+    }
+
+
+def test_fields_v1_round_trips_members_with_children() -> None:
+    tree = {"f:data": {".": {}, "f:a": {}}, "f:spec": {"f:x": {}}}
+    assert fieldsets.to_v1(fieldsets.from_v1(tree)) == tree
+
+
+def test_update_moves_changed_fields_and_keeps_untouched_entries() -> None:
+    first = record_update(
+        None, {"kind": "ConfigMap", "metadata": {}, "data": {"a": "1"}}, POD, Write("m1", "v1")
+    )
+    old = {"kind": "ConfigMap", "metadata": {"managedFields": first}, "data": {"a": "1"}}
+    new = {"kind": "ConfigMap", "metadata": {"managedFields": first}, "data": {"a": "2"}}
+    entries = record_update(old, new, POD, Write("m2", "v1"))
+    assert [(e["manager"], e["fieldsV1"]) for e in entries] == [
+        ("m1", {"f:data": {}}),
+        ("m2", {"f:data": {"f:a": {}}}),
+    ]
+    assert (
+        record_update(
+            new | {"metadata": {"managedFields": entries}},
+            new | {"metadata": {"managedFields": entries}},
+            POD,
+            Write("m3", "v1"),
+        )
+        == entries
+    )
+
+
+def test_conflict_paths_print_as_upstream() -> None:
+    path = (("f", "spec"), ("f", "ports"), ("k", '{"port":80,"protocol":"TCP"}'), ("f", "name"))
+    assert fieldsets.path_string(path) == '.spec.ports[port=80,protocol="TCP"].name'

@@ -1,0 +1,76 @@
+"""Built-in kind validation: the 422 causes kube-apiserver words for the common mistakes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ascendjob_controller.localcluster import validation
+
+
+def _svc(**spec: Any) -> dict[str, Any]:
+    return {"kind": "Service", "spec": {"ports": [{"port": 80, "targetPort": 80}], **spec}}
+
+
+def test_pod_needs_containers() -> None:
+    assert validation.on_create("Pod", {"spec": {"containers": []}}) == [
+        {"reason": "FieldValueRequired", "message": "Required value", "field": "spec.containers"}
+    ]
+    assert validation.on_create("Pod", {"spec": {"containers": [{"name": "c"}]}}) == []
+
+
+def test_pod_tolerations_can_grow_and_change_seconds_but_not_shrink() -> None:
+    old = {"spec": {"tolerations": [{"key": "a", "operator": "Exists", "tolerationSeconds": 5}]}}
+    grown = {
+        "spec": {
+            "tolerations": [
+                {"key": "a", "operator": "Exists", "tolerationSeconds": 9},
+                {"key": "b"},
+            ]
+        }
+    }
+    assert validation.on_update("Pod", old, grown, "") == []
+    (cause,) = validation.on_update("Pod", old, {"spec": {"tolerations": [{"key": "b"}]}}, "")
+    assert cause["message"] == (
+        "Forbidden: existing toleration can not be modified except its tolerationSeconds"
+    )
+
+
+def test_service_ports_and_cluster_ip() -> None:
+    bad = _svc(ports=[{"port": 70000}])
+    assert [c["field"] for c in validation.on_create("Service", bad)] == ["spec.ports[0].port"]
+    old = _svc(clusterIP="10.96.0.10", clusterIPs=["10.96.0.10"])
+    moved = _svc(clusterIP="10.96.0.99", clusterIPs=["10.96.0.10"])
+    (cause,) = validation.on_update("Service", old, moved, "")
+    assert cause == {
+        "reason": "FieldValueInvalid",
+        "message": 'Invalid value: ["10.96.0.99"]: may not change once set',
+        "field": "spec.clusterIPs[0]",
+    }
+    assert validation.on_update("Service", old, old, "") == []
+    lb = {**old, "status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.1"}]}}}
+    (cause,) = validation.on_update("Service", old, lb, "status")
+    assert cause["field"] == "status.loadBalancer.ingress"
+
+
+def test_configmap_keys_and_immutability() -> None:
+    (cause,) = validation.on_create("ConfigMap", {"data": {"bad key!": "v"}})
+    assert cause["field"] == "data[bad key!]"
+    old = {"immutable": True, "data": {"k": "v"}}
+    assert validation.on_update("ConfigMap", old, {"immutable": True, "data": {"k": "w"}}, "") == [
+        {
+            "reason": "FieldValueForbidden",
+            "message": "Forbidden: field is immutable when `immutable` is set",
+            "field": "data",
+        }
+    ]
+    assert validation.on_update("ConfigMap", old, dict(old), "") == []
+
+
+def test_lease_duration_and_namespace_phase() -> None:
+    (cause,) = validation.on_create("Lease", {"spec": {"leaseDurationSeconds": 0}})
+    assert cause["message"] == "Invalid value: 0: must be greater than 0"
+    ns = {"metadata": {"name": "n"}, "status": {"phase": "Terminating"}}
+    (cause,) = validation.on_update("Namespace", ns, ns, "status")
+    assert cause["field"] == "status.Phase"
+    ns["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    assert validation.on_update("Namespace", ns, ns, "status") == []
