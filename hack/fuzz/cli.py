@@ -91,7 +91,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"started          {started}")
     print("\n".join(figures(result)))
     print(f"logs             {result.out_dir}")
-    print("\n".join(repro_lines(result, failing)))
+    for line in repro_lines(result, failing):
+        print(line)
     print("\n".join(verdict(checks)), flush=True)
     return 0 if all(c.ok for c in checks) else 1
 

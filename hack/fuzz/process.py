@@ -15,13 +15,13 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hack.fuzz.wire import Endpoint
 
 STOP_TIMEOUT = 40.0
-RECONCILE_FAILED = "reconcile failed"
 
 
 def free_port() -> int:
@@ -78,6 +78,24 @@ class Controller:
             time.sleep(0.2)
         raise RuntimeError(f"controller not ready in {timeout:.0f}s: {self.tail()}")
 
+    def metric_sums(self) -> dict[str, float]:
+        """Sample name -> sum over its labels, from /metrics ({} when it does not answer)."""
+        from prometheus_client.parser import text_string_to_metric_families
+
+        endpoint = Endpoint(f"http://127.0.0.1:{self.metrics_port}")
+        try:
+            conn = endpoint.connect(timeout=10.0)
+            conn.request("GET", "/metrics")
+            text = conn.getresponse().read().decode()
+            conn.close()
+        except OSError:
+            return {}
+        sums: dict[str, float] = {}
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                sums[sample.name] = sums.get(sample.name, 0.0) + sample.value
+        return sums
+
     def cpu_seconds(self) -> float:
         """User + system CPU of the controller so far (0 once it is gone)."""
         try:
@@ -114,9 +132,37 @@ class Controller:
         return f"\n--- log (tail) ---\n{out}\n--- stderr ---\n{self.stderr_path.read_text()}"
 
 
-def reconcile_failures(records: list[dict[str, Any]]) -> Counter[str]:
-    """Key -> number of `reconcile failed` lines: a crash loop shows as one key counted often."""
-    return Counter(str(r.get("key")) for r in records if r.get("event") == RECONCILE_FAILED)
+#: Exceptions that carry an API server's answer (a 409, a 422 pod, a 500): retried with
+#: back-off by design. Anything else in an error line was raised by the controller's own code.
+API_ERRORS = frozenset({"ReconcileError", "ApiError", "ApiConnectionError", "WatchTimeoutError"})
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One kind of error line: what failed, where (job key or informer), with what."""
+
+    event: str
+    where: str
+    exc_type: str
+    message: str
+
+    @property
+    def from_api(self) -> bool:
+        return self.exc_type in API_ERRORS
+
+
+def failures(records: list[dict[str, Any]]) -> Counter[Failure]:
+    """Every error line that carries an exception, by kind, so a loop shows as a high count."""
+    found: Counter[Failure] = Counter()
+    for r in records:
+        chain = r.get("exception")
+        if r.get("level") != "error" or not isinstance(chain, list) or not chain:
+            continue
+        last = chain[-1] if isinstance(chain[-1], dict) else {}
+        where = r.get("key") or r.get("informer") or f"{r.get('namespace')}/{r.get('name')}"
+        message = str(last.get("exc_value", "")).split("\n")[0][:160]
+        found[Failure(str(r.get("event")), str(where), str(last.get("exc_type")), message)] += 1
+    return found
 
 
 def levels(records: list[dict[str, Any]]) -> Counter[str]:

@@ -71,6 +71,8 @@ def figures(result: RunResult) -> list[str]:
         f"controller       pid {result.controller_pid}, CPU {result.controller_cpu:.1f}s, "
         f"log levels {dict(sorted(result.log_levels.items()))}, "
         f"exit on SIGTERM {result.controller_exit}",
+        controller_work(result),
+        api_retries(result),
         f"fuzzer process   CPU {result.fuzzer_cpu:.1f}s"
         + (" (the local API server and kubelet run in it)" if o.backend == "local" else ""),
         f"watches          {result.pod_relists} re-lists"
@@ -80,6 +82,46 @@ def figures(result: RunResult) -> list[str]:
         f"wall time        {result.wall_seconds:.0f}s",
     ]
     return lines
+
+
+def controller_work(result: RunResult) -> str:
+    """Requests, reconciles and queue wait from the controller's own /metrics at the end."""
+    m = result.metrics
+    if not m:
+        return "  work           (no /metrics)"
+    waited = m.get("workqueue_queue_duration_seconds_sum", 0.0)
+    queued = m.get("workqueue_queue_duration_seconds_count", 0.0) or 1.0
+    return (
+        f"  work           {m.get('rest_client_requests_total', 0):.0f} API requests, "
+        f"{m.get('controller_runtime_reconcile_total', 0):.0f} reconciles, "
+        f"{m.get('workqueue_retries_total', 0):.0f} retries, "
+        f"mean queue wait {waited / queued:.2f}s"
+    )
+
+
+def api_retries(result: RunResult) -> str:
+    """Jobs retried on API answers (by design, with back-off), by the kind of answer."""
+    threshold = result.options.retry_threshold
+    per_key: Counter[str] = Counter()
+    kinds: dict[str, str] = {}
+    for failure, n in result.failures.items():
+        if failure.from_api:
+            per_key[failure.where] += n
+            kinds[failure.where] = _answer(failure.message)
+    often = [k for k, n in per_key.items() if n >= threshold]
+    by_kind = Counter(kinds[k] for k in often)
+    return (
+        f"  API retries    {sum(per_key.values())} failed reconciles on API answers; "
+        f"{len(often)} jobs {threshold}+ times ({counts_line(by_kind) or '-'})"
+    )
+
+
+def _answer(message: str) -> str:
+    """'create Pod x: 422 Invalid: ...' -> 'create Pod 422'; 'status: 409 ...' -> 'status 409'."""
+    head, _, rest = message.partition(": ")
+    code = rest.split(" ", 1)[0] if rest[:1].isdigit() else "?"
+    what = " ".join(head.split(" ")[:2]) if head.startswith("create") else head
+    return f"{what} {code}"
 
 
 def server_errors(result: RunResult) -> list[str]:

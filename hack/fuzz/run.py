@@ -38,7 +38,7 @@ from hack.fuzz.observe import (
     meta,
     state_of,
 )
-from hack.fuzz.process import Controller, levels, reconcile_failures
+from hack.fuzz.process import Controller, Failure, failures, levels
 from hack.fuzz.wire import Endpoint, Wire, loads
 
 NAMESPACE = "fuzz"
@@ -60,7 +60,7 @@ class Options:
     settle: float = 20.0
     nodes: int = 4
     foreign: int = 6
-    crash_loop_threshold: int = 5
+    retry_threshold: int = 5
     only: tuple[int, ...] | None = None
     replay: tuple[Path, ...] = ()
     out_dir: Path | None = None
@@ -130,7 +130,7 @@ class RunResult:
     controller_alive_at_end: bool
     controller_exit: int | None
     controller_cpu: float
-    reconcile_failures: dict[str, int]
+    failures: dict[Failure, int]
     log_levels: dict[str, int]
     pod_relists: int
     observer_errors: list[str]
@@ -141,6 +141,7 @@ class RunResult:
     fuzzer_cpu: float
     out_dir: Path
     pods_seen: int = 0
+    metrics: dict[str, float] = field(default_factory=dict)
 
 
 # -- the cluster ---------------------------------------------------------------------------
@@ -424,6 +425,7 @@ def run(options: Options) -> RunResult:
             health.join(timeout=10)
             alive_at_end = controller.alive()
             cpu = controller.cpu_seconds()
+            metrics = controller.metric_sums()
         finally:
             exit_code = controller.stop()
         for watcher in (jobs.watcher, pods.watcher):
@@ -451,7 +453,7 @@ def run(options: Options) -> RunResult:
         controller_alive_at_end=alive_at_end,
         controller_exit=exit_code,
         controller_cpu=cpu,
-        reconcile_failures=dict(reconcile_failures(records)),
+        failures=dict(failures(records)),
         log_levels=dict(levels(records)),
         pod_relists=pods.watcher.relists + jobs.watcher.relists,
         observer_errors=pods.watcher.errors + jobs.watcher.errors,
@@ -462,4 +464,5 @@ def run(options: Options) -> RunResult:
         fuzzer_cpu=self_cpu(),
         out_dir=out_dir,
         pods_seen=len(pod_records),
+        metrics=metrics,
     )

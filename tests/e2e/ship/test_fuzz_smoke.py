@@ -21,7 +21,7 @@ from tests.conftest import BACKEND
 
 REPO = Path(__file__).resolve().parents[3]
 SEED = 7
-CHECKS = ("conditions", "no-pods", "alive", "foreign", "no-loop")
+CHECKS = ("conditions", "no-pods", "alive", "foreign", "no-crash")
 
 
 def _children_of(pid: int) -> set[int]:
