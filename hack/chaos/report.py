@@ -1,0 +1,138 @@
+"""The figures of a run: a text report for people, a JSON document for tests and docs.
+
+The last line of the text is `chaos: PASSED` or `chaos: FAILED (<n> problems)`, so a script
+(or the smoke test) can tell without parsing the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+from hack.chaos.jobs import KINDS
+from hack.chaos.run import Result
+
+MAX_SHOWN = 40  # problems listed in the text; the JSON has them all
+
+
+def _seconds(values: list[float]) -> str:
+    if not values:
+        return "none measured"
+    return (
+        f"median {statistics.median(values):.2f} s, min {min(values):.2f}, "
+        f"max {max(values):.2f} (n={len(values)})"
+    )
+
+
+def _faults_line(result: Result) -> str:
+    faults = result.faults
+    if not faults:
+        return "faults: never started"
+    injected = faults["injected"]
+    failed = sum(injected.values())
+    seen = faults["consulted"]
+    share = 100.0 * failed / seen if seen else 0.0
+    codes = ", ".join(f"{code} x{n}" for code, n in sorted(injected.items()))
+    return (
+        f"faults: {failed} of {seen} API requests failed on purpose "
+        f"({share:.1f}%: {codes}); "
+        f"{faults['watch_drops']} watch drops, {faults['forced_410']} forced 410s, "
+        f"{faults['resets']} proxy resets ({faults['connections_reset']} connections cut)"
+    )
+
+
+def _partition_line(result: Result) -> str:
+    part = result.partition
+    if part is None:
+        return "partition: not run"
+    stall = "never" if part.stall is None else f"{part.stall:.1f} s"
+    lease = "kept" if part.leader_kept_lease else "lost"
+    return (
+        f"partition: {part.connections} open connections of the leader ({part.slot}) went "
+        f"dead; a job created then got its first pod after {stall}; the leader {lease} its lease"
+    )
+
+
+def _kinds_lines(result: Result) -> list[str]:
+    verdict = result.verdict
+    lines = []
+    for kind in KINDS:
+        total = verdict.by_kind[kind.name]
+        exact = verdict.exact_by_kind[kind.name]
+        lines.append(
+            f"  {kind.name:<14} {exact:>4}/{total:<4} exact  "
+            f"(expect {kind.state}/{kind.reason}, restartCount {kind.restarts}, {kind.pods} pods)"
+        )
+    return lines
+
+
+def text(result: Result) -> str:
+    cfg = result.config
+    verdict = result.verdict
+    total = sum(verdict.by_kind.values())
+    times = cfg.times
+    lines = [
+        "",
+        f"chaos: seed {cfg.seed}, {total} jobs, {len(result.kills)} leader kills, 2 replicas, "
+        f"lease {times.lease:g}s / renew {times.renew:g}s / retry {times.retry:g}s",
+        "jobs by kind (state, reason, restartCount and pods created all exact):",
+        *_kinds_lines(result),
+        f"outcomes exact: {verdict.outcome_exact}/{total}; pods created exact: "
+        f"{verdict.pods_exact}/{total}; stuck: {len(verdict.stuck)}",
+        _faults_line(result),
+        f"failover (SIGKILL -> lease names the other replica): {_seconds(result.failovers)}",
+        _partition_line(result),
+        f"replica exits the run did not cause: {len(result.exits)}",
+        *(f"  {e.slot} pid {e.pid} exit {e.code}: {e.why}" for e in result.exits),
+        f"wall time {result.wall:.1f} s (jobs submitted over {result.submit_seconds:.1f} s); "
+        f"CPU: this process {result.cpu_bed:.0f} s, controllers {result.cpu_controllers:.0f} s",
+        "load average before {:.2f} {:.2f} {:.2f}, after {:.2f} {:.2f} {:.2f}".format(
+            *result.load_before, *result.load_after
+        ),
+    ]
+    problems = result.notes + verdict.failures
+    if problems:
+        lines.append(f"problems ({len(problems)}):")
+        lines += [f"  {p}" for p in problems[:MAX_SHOWN]]
+        if len(problems) > MAX_SHOWN:
+            lines.append(f"  ... and {len(problems) - MAX_SHOWN} more (see the JSON report)")
+        lines.append(f"logs and kubeconfigs kept in {result.workdir}")
+    lines.append("chaos: PASSED" if result.passed else f"chaos: FAILED ({len(problems)} problems)")
+    return "\n".join(lines)
+
+
+def document(result: Result) -> dict[str, Any]:
+    cfg = result.config
+    verdict = result.verdict
+    failovers = result.failovers
+    return {
+        "passed": result.passed,
+        "seed": cfg.seed,
+        "jobs": sum(verdict.by_kind.values()),
+        "by_kind": dict(verdict.by_kind),
+        "exact_by_kind": dict(verdict.exact_by_kind),
+        "outcome_exact": verdict.outcome_exact,
+        "pods_exact": verdict.pods_exact,
+        "stuck": verdict.stuck,
+        "kills": len(result.kills),
+        "failovers": failovers,
+        "failover_median": statistics.median(failovers) if failovers else None,
+        "partition": None if result.partition is None else vars(result.partition),
+        "unplanned_exits": [vars(e) for e in result.exits],
+        "faults": result.faults,
+        "requests": result.requests,
+        "driver_retries": result.driver_retries,
+        "wall_seconds": result.wall,
+        "submit_seconds": result.submit_seconds,
+        "cpu_seconds": {"bed": result.cpu_bed, "controllers": result.cpu_controllers},
+        "load_before": result.load_before,
+        "load_after": result.load_after,
+        "problems": result.notes + verdict.failures,
+        "workdir": str(result.workdir),
+    }
+
+
+def write_json(result: Result, path: Path) -> None:
+    path.write_text(json.dumps(document(result), indent=2, default=str) + "\n")
