@@ -11,6 +11,7 @@ import dataclasses
 import os
 import signal
 import socket
+import sys
 import threading
 from dataclasses import dataclass, field
 from types import FrameType
@@ -254,8 +255,21 @@ def podgroups_served(client: KubeClient) -> bool:
     return True
 
 
+#: kube-apiserver stores JSON nested up to 10,000 levels; Python's decoder stops at the
+#: recursion limit (1,000), which wedged the AscendJob informer on one such job (make fuzz).
+DECODE_RECURSION_LIMIT = 30_000
+THREAD_STACK_BYTES = 64 * 1024 * 1024  # the C decoder recurses on the thread's stack
+
+
+def allow_deep_documents() -> None:
+    """Let every thread created from now on decode whatever the API server can store."""
+    threading.stack_size(THREAD_STACK_BYTES)
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), DECODE_RECURSION_LIMIT))
+
+
 def run(config: Any) -> int:
     """Run the controller until SIGTERM/SIGINT; returns the process exit code."""
+    allow_deep_documents()
     client = _connect(config)
     if client is None:
         return 1

@@ -160,9 +160,36 @@ def _check_replica(rtype: str, is_leader: bool, spec: Any) -> list[Problem]:
     return problems
 
 
+#: Deeper templates are refused: the pod builders copy the template (copy.deepcopy recurses,
+#: and raises RecursionError from about 500 levels), and no real pod spec comes near this.
+MAX_TEMPLATE_DEPTH = 100
+
+
+def nesting_depth(value: Any, limit: int = MAX_TEMPLATE_DEPTH) -> int:
+    """How deeply maps and lists nest in `value`, counted without recursion; stops past limit."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if not isinstance(node, dict | list):
+            continue
+        deepest = max(deepest, depth)
+        if deepest > limit:
+            return deepest
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
 def _template_problems(rtype: str, template: dict[str, Any]) -> list[Problem]:
     """The template fields outside its containers that the pod builders read and copy."""
     problems: list[Problem] = []
+    if nesting_depth(template) > MAX_TEMPLATE_DEPTH:
+        return [
+            Problem(
+                INVALID_REPLICA_SPEC,
+                f"{rtype}: template nests deeper than {MAX_TEMPLATE_DEPTH} levels",
+            )
+        ]
     meta = template.get("metadata")
     if meta is not None and not (
         isinstance(meta, dict) and _string_map(meta.get("labels"), meta.get("annotations"))

@@ -235,3 +235,26 @@ def test_mindcluster_labels_never_invalidate_a_job(labels: dict[str, str]) -> No
     body["metadata"]["labels"].update(labels)
     body["metadata"]["annotations"] = {"recover-strategy": "nonsense,,", "sp-block": "x"}
     assert reasons(body) == []
+
+
+def _deep(levels: int, as_list: bool = False) -> Any:
+    value: Any = "leaf"
+    for _ in range(levels):
+        value = [value] if as_list else {"d": value}
+    return value
+
+
+@pytest.mark.parametrize(("levels", "as_list"), [(600, False), (1500, True), (5000, False)])
+def test_a_template_nested_too_deep_is_invalid_not_a_crash(levels: int, as_list: bool) -> None:
+    """Found by make fuzz: desired_pod's deepcopy raised RecursionError on every reconcile."""
+    spec = replica()
+    spec["template"]["spec"]["fuzzDeep"] = _deep(levels, as_list)
+    body = job("pytorch", {"Master": spec, "Worker": replica()})
+    problems = v.validate(body)
+    assert [p.reason for p in problems] == [v.INVALID_REPLICA_SPEC]
+    assert "deeper than 100 levels" in problems[0].message
+
+
+def test_an_ordinary_template_is_far_from_the_depth_limit() -> None:
+    assert v.nesting_depth(replica()["template"]) < 10
+    assert v.nesting_depth(_deep(100)) == 100
