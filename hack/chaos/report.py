@@ -26,6 +26,14 @@ def _seconds(values: list[float]) -> str:
     )
 
 
+def _quantiles(values: list[float]) -> str:
+    if not values:
+        return "none finished"
+    ranked = sorted(values)
+    p95 = ranked[min(len(ranked) - 1, round(0.95 * (len(ranked) - 1)))]
+    return f"p50 {statistics.median(ranked):.1f} s, p95 {p95:.1f} s, max {ranked[-1]:.1f} s"
+
+
 def _faults_line(result: Result) -> str:
     faults = result.faults
     if not faults:
@@ -83,6 +91,7 @@ def text(result: Result) -> str:
         f"{verdict.pods_exact}/{total}; stuck: {len(verdict.stuck)}",
         _faults_line(result),
         f"failover (SIGKILL -> lease names the other replica): {_seconds(result.failovers)}",
+        f"job creation -> finished: {_quantiles(result.job_seconds)}",
         _partition_line(result),
         f"replica exits the run did not cause: {len(result.exits)}",
         *(f"  {e.slot} pid {e.pid} exit {e.code}: {e.why}" for e in result.exits),
@@ -126,6 +135,8 @@ def document(result: Result) -> dict[str, Any]:
         "driver_retries": result.driver_retries,
         "wall_seconds": result.wall,
         "submit_seconds": result.submit_seconds,
+        "job_seconds_p50": statistics.median(result.job_seconds) if result.job_seconds else None,
+        "job_seconds_max": max(result.job_seconds) if result.job_seconds else None,
         "cpu_seconds": {"bed": result.cpu_bed, "controllers": result.cpu_controllers},
         "load_before": result.load_before,
         "load_after": result.load_after,

@@ -106,6 +106,7 @@ class Result:
     driver_retries: int
     wall: float
     submit_seconds: float
+    job_seconds: list[float]  # per job, creation to its first terminal state (monitor clock)
     load_before: tuple[float, float, float]
     load_after: tuple[float, float, float]
     cpu_bed: float
@@ -158,6 +159,7 @@ class ChaosRun:
         self.workdir = workdir
         self.rng = random.Random(config.seed)
         self.planned = plan_jobs(config.jobs, config.seed)
+        self.probes: list[PlannedJob] = []  # jobs the run adds (the partition probe)
         self.started = time.monotonic()
         self.deadline = self.started + config.timeout
         self.monitor = Monitor(LEASE_NAME)
@@ -225,7 +227,8 @@ class ChaosRun:
         proxies = [slot.proxy for slot in self.replicas.slots.values()]
         self.schedule = FaultSchedule(self.cluster.faults, proxies, self.config.faults)
         self.schedule.start()
-        self.submitter = Submitter(self.cluster.url, self.planned, self.config.rate, self.monitor)
+        jobs = list(self.planned)
+        self.submitter = Submitter(self.cluster.url, jobs, self.config.rate, self.monitor)
         self.submitter.start()
 
     def kill_gap(self) -> float:
@@ -273,7 +276,7 @@ class ChaosRun:
         pid = proc.pid if proc is not None else -1
         dead = self.replicas.slots[slot].proxy.blackhole()
         probe = PlannedJob(PROBE, KIND_BY_NAME["success"], 1.0)
-        self.planned.append(probe)
+        self.probes.append(probe)
         self.monitor.expect(probe.name, probe.kind.replicas)
         self.api.must("POST", JOBS_PATH, job_body(probe))
         created = time.monotonic()
@@ -304,7 +307,7 @@ class ChaosRun:
         self.supervise()  # a submit error surfaces here
 
     def drain(self) -> None:
-        total = len(self.planned)
+        total = len(self.all_jobs())
         self.say(f"all kills done; waiting for {total} jobs to finish ({self.progress()})")
         self.wait_for(
             "every job to finish",
@@ -322,7 +325,10 @@ class ChaosRun:
         pods = self.api.must("GET", PODS_PATH)["items"]
         by_name = {job["metadata"]["name"]: job for job in jobs}
         violations = self.monitor.violations + self.monitor.errors
-        return judge(self.planned, by_name, self.monitor.snapshot(), pods, violations)
+        return judge(self.all_jobs(), by_name, self.monitor.snapshot(), pods, violations)
+
+    def all_jobs(self) -> list[PlannedJob]:
+        return self.planned + self.probes
 
     def teardown(self) -> None:
         if self.submitter is not None:
@@ -405,6 +411,7 @@ def _result(chaos: ChaosRun, verdict: Verdict, load_before: tuple[float, ...]) -
         + (submitter.api.retries if submitter else 0),
         wall=time.monotonic() - chaos.started,
         submit_seconds=submitter.seconds if submitter else 0.0,
+        job_seconds=_job_seconds(chaos),
         load_before=(load_before[0], load_before[1], load_before[2]),
         load_after=os.getloadavg(),
         cpu_bed=bed.ru_utime + bed.ru_stime,
@@ -415,3 +422,13 @@ def _result(chaos: ChaosRun, verdict: Verdict, load_before: tuple[float, ...]) -
     if result.passed and not chaos.config.keep and chaos.config.workdir is None:
         shutil.rmtree(chaos.workdir, ignore_errors=True)
     return result
+
+
+def _job_seconds(chaos: ChaosRun) -> list[float]:
+    traces = chaos.monitor.snapshot()
+    out = []
+    for job in chaos.all_jobs():
+        trace = traces.get(job.name)
+        if trace is not None and trace.terminal_at is not None and trace.created_at:
+            out.append(trace.terminal_at - trace.created_at)
+    return out
