@@ -93,6 +93,10 @@ bench: bench-localcluster ## Run every benchmark (API server, controller through
 fuzz: venv ## Fuzz: 300 mutated AscendJobs POSTed raw at the controller (FUZZ_ARGS="--seed N --count N --backend real").
 	$(BIN)/python -m hack.fuzz $(FUZZ_ARGS)
 
+.PHONY: chaos
+chaos: venv ## Chaos: 500 jobs of known outcome, 2 leader-elected replicas, API faults, 10 leader SIGKILLs (CHAOS_ARGS="--seed N --jobs N --kills N --quick"; docs/chaos.md).
+	$(BIN)/python -m hack.chaos $(CHAOS_ARGS)
+
 .PHONY: clean
 clean: ## Remove the virtual environment and caches.
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info
