@@ -45,7 +45,7 @@ CASES = [
         prep(post("pods", pod("b"))),
         prep(delete("pods/a")),
         prep(delete("pods/b")),
-        collect("w", 2),
+        collect("w", 3),  # ADDED, MODIFIED (marked for deletion, grace 0), DELETED
     ),
     case(
         "watch-too-old-resource-version-410",
@@ -92,7 +92,7 @@ CASES = [
         ),
         prep(delete("pods/p")),
         prep(delete("pods/p", {"gracePeriodSeconds": 0})),
-        collect("w", 4),
+        collect("w", 5),  # ADDED, bound, terminating (30 s), grace 0, DELETED
     ),
     case(
         "watch-timeout-ends-stream",
