@@ -98,12 +98,12 @@ _ATOMIC_STRUCTS = {
 
 
 def builtin_schema(kind: str) -> Schema:
+    atomic = frozenset(
+        path for owner, path in _ATOMIC_MAPS | _ATOMIC_STRUCTS if owner in (kind, "")
+    )
+
     def atomic_map(path: SchemaPath) -> bool:
-        return (
-            (kind, path) in _ATOMIC_MAPS
-            or (kind, path) in _ATOMIC_STRUCTS
-            or (("", path) in _ATOMIC_STRUCTS)
-        )
+        return path in atomic
 
     return Schema(list_type=_builtin_list_type(kind), atomic_map=atomic_map)
 
@@ -185,9 +185,27 @@ def compare(old: Any, new: Any, schema: Schema) -> Comparison:
     return out
 
 
+def _added(value: Any, path: FieldPath, spath: SchemaPath, schema: Schema, out: Comparison) -> None:
+    """Everything at and under `path` is new (the fast path of a create)."""
+    if path:
+        out.added.add(path)
+    if isinstance(value, dict):
+        if not schema.atomic_map(spath):
+            for key, child in value.items():
+                _added(child, (*path, ("f", key)), (*spath, key), schema, out)
+    elif isinstance(value, list):
+        list_type = schema.list_type(spath)
+        if list_type[0] != "atomic":
+            for pe, item in _elements(value, list_type).items():
+                _added(item, (*path, pe), (*spath, "[]"), schema, out)
+
+
 def _compare(
     lhs: Any, rhs: Any, path: FieldPath, spath: SchemaPath, schema: Schema, out: Comparison
 ) -> None:
+    if lhs is _MISSING:
+        _added(rhs, path, spath, schema, out)
+        return
     if lhs is None and isinstance(rhs, dict | list):
         # A typed field that exists but is null (a Go nil slice without omitempty): what
         # goes in is added below it, the field itself is not.
@@ -226,6 +244,41 @@ def _compare(
         out.removed.add(path)
 
 
+def added_v1(template: Any, value: Any, schema: Schema) -> dict[str, Any]:
+    """The fieldsV1 of what `value` adds to `template` (compare's `added`, built directly).
+
+    A create compares the new object with its type's empty object; building the tree in one
+    walk, without path tuples, keeps creates cheap.
+    """
+    return _added_tree(template, value, (), schema, member=False) or {}
+
+
+def _added_tree(
+    template: Any, value: Any, spath: SchemaPath, schema: Schema, member: bool
+) -> dict[str, Any] | None:
+    if template is None and isinstance(value, dict | list):
+        template = type(value)()  # a typed null field: itself not added
+    node: dict[str, Any] = {}
+    if isinstance(value, dict) and not schema.atomic_map(spath):
+        base = template if isinstance(template, dict) else {}
+        for key, child in value.items():
+            known = key in base
+            sub = _added_tree(
+                base[key] if known else _MISSING, child, (*spath, key), schema, not known
+            )
+            if sub is not None:
+                node[f"f:{key}"] = sub
+    elif isinstance(value, list) and schema.list_type(spath)[0] != "atomic":
+        for (kind, name), item in _elements(value, schema.list_type(spath)).items():
+            node[f"{kind}:{name}"] = _added_tree(_MISSING, item, (*spath, "[]"), schema, True) or {}
+    elif template is not _MISSING and not member:
+        changed = template != value or type(template) is not type(value)
+        return {} if changed else None  # a modified leaf is owned as well
+    if member and node:
+        node["."] = {}
+    return node if (member or node) else None
+
+
 def field_set(obj: Any, schema: Schema) -> set[FieldPath]:
     """The fields an applied configuration sets (upstream's ToFieldSet)."""
     out: set[FieldPath] = set()
@@ -258,24 +311,16 @@ def _collect(
 
 def to_v1(fields: set[FieldPath]) -> dict[str, Any]:
     tree: dict[str, Any] = {}
+    nodes = []
     for fp in sorted(fields):
         node = tree
         for kind, name in fp:
             node = node.setdefault(f"{kind}:{name}", {})
-    _mark_members(tree, fields, ())
+        nodes.append(node)
+    for node in nodes:  # a member with members below it says so with "."
+        if node:
+            node["."] = {}
     return tree
-
-
-def _mark_members(node: dict[str, Any], fields: set[FieldPath], prefix: FieldPath) -> None:
-    for key, child in node.items():
-        if key == ".":
-            continue
-        kind, _, name = key.partition(":")
-        path = (*prefix, (kind, name))
-        if child:
-            _mark_members(child, fields, path)
-            if path in fields:
-                child["."] = {}
 
 
 def from_v1(tree: Any, prefix: FieldPath = ()) -> set[FieldPath]:

@@ -70,8 +70,10 @@ def _untracked(write: Write) -> set[FieldPath]:
 
 
 def _filter(fields: set[FieldPath], write: Write) -> set[FieldPath]:
-    reset = _untracked(write)
-    return {f for f in fields if not fieldsets.under(f, reset)}
+    reset = {p[0] for p in _untracked(write)}  # all single-field prefixes
+    if not reset:
+        return fields
+    return {f for f in fields if f[0] not in reset}
 
 
 def _bare(obj: dict[str, Any] | None) -> dict[str, Any]:
@@ -125,6 +127,8 @@ def record_update(
     """The managedFields `new` gets when `write` turns `old` (None: nothing) into it."""
     entries = current_entries(old)
     given = (new.get("metadata") or {}).get("managedFields")
+    if old is None and not given:
+        return _created(new, schema, write, now)
     if isinstance(given, list) and given != entries and not write.subresource:
         # A client may set managedFields itself (an empty list resets them), except through
         # a subresource.
@@ -139,6 +143,31 @@ def record_update(
         entries = [e for e in entries if _key(e) != key]
         entries.append(_entry(write, "Update", fields, now_rfc3339(now)))
     return sorted(entries, key=_sort_key)
+
+
+_STRIPPED_META = {f"f:{key}" for path in _STRIPPED if len(path) == 2 for _, key in path[1:]}
+
+
+def _created(
+    obj: dict[str, Any], schema: Schema, write: Write, now: datetime | None
+) -> list[dict[str, Any]]:
+    """record_update's fast path for a create: one entry, everything the writer set."""
+    tree = fieldsets.added_v1(_empty_like(obj), _bare(obj), schema)
+    for key in ("f:apiVersion", "f:kind"):
+        tree.pop(key, None)
+    meta = tree.get("f:metadata")
+    if meta is not None:
+        for key in (*_STRIPPED_META, "."):
+            meta.pop(key, None)
+        if not meta:
+            del tree["f:metadata"]
+    for prefix in _untracked(write):
+        tree.pop(f"f:{prefix[0][1]}", None)
+    if not tree:
+        return []
+    entry = _entry(write, "Update", set(), now_rfc3339(now))
+    entry["fieldsV1"] = tree
+    return [entry]
 
 
 def _empty_like(obj: dict[str, Any]) -> dict[str, Any]:

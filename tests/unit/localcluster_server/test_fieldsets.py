@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ascendjob_controller.localcluster import fieldsets
+import pytest
+
+from ascendjob_controller.localcluster import fieldsets, managedfields
 from ascendjob_controller.localcluster.managedfields import Write, record_update
 
 POD = fieldsets.builtin_schema("Pod")
@@ -62,3 +64,68 @@ def test_update_moves_changed_fields_and_keeps_untouched_entries() -> None:
 def test_conflict_paths_print_as_upstream() -> None:
     path = (("f", "spec"), ("f", "ports"), ("k", '{"port":80,"protocol":"TCP"}'), ("f", "name"))
     assert fieldsets.path_string(path) == '.spec.ports[port=80,protocol="TCP"].name'
+
+
+@pytest.mark.parametrize(
+    ("kind", "obj"),
+    [
+        (
+            "Pod",
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "p", "labels": {"a": "b"}},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "c",
+                            "image": "i",
+                            "ports": [{"containerPort": 80, "protocol": "TCP"}],
+                        }
+                    ],
+                    "securityContext": {},
+                },
+                "status": {"phase": "Pending"},
+            },
+        ),
+        (
+            "Service",
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "s"},
+                "spec": {"selector": {"a": "b"}, "ports": [{"port": 80, "protocol": "TCP"}]},
+            },
+        ),
+        (
+            "Event",
+            {
+                "apiVersion": "v1",
+                "kind": "Event",
+                "metadata": {"name": "e"},
+                "involvedObject": {"kind": "Pod"},
+                "source": {"component": "c"},
+                "firstTimestamp": "2026-01-01T00:00:00Z",
+                "eventTime": None,
+                "reportingComponent": "",
+            },
+        ),
+        (
+            "ConfigMap",
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "c", "finalizers": ["a/b"]},
+                "data": {"k": "v"},
+                "immutable": True,
+            },
+        ),
+    ],
+)
+def test_the_create_fast_path_equals_the_comparison(kind: str, obj: dict) -> None:  # type: ignore[type-arg]
+    schema = fieldsets.builtin_schema(kind)
+    write = Write("m", "v1", "", kind in ("Pod", "Service"))
+    (fast,) = record_update(None, obj, schema, write)
+    diff = fieldsets.compare(managedfields._empty_like(obj), managedfields._bare(obj), schema)
+    slow = managedfields._filter(diff.added | diff.modified, write) - managedfields._STRIPPED
+    assert fast["fieldsV1"] == fieldsets.to_v1(slow)
