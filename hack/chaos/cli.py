@@ -40,6 +40,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--workdir", type=Path, help="keep logs and kubeconfigs here")
     p.add_argument("--keep", action="store_true", help="keep the work directory on success")
     p.add_argument("--json", type=Path, help="also write the figures as JSON to this file")
+    p.add_argument(
+        "--lossy-proxy",
+        action="store_true",
+        help="the replicas behind BlackholeProxy as it is, which loses requests under watch "
+        "churn (stale caches for ~40 s; see hack/chaos/proxy.py and docs/chaos.md)",
+    )
     return p
 
 
@@ -51,6 +57,7 @@ def config_of(args: argparse.Namespace) -> ChaosConfig:
         faults=FaultPlan(error_percent=args.error_percent),
         workdir=args.workdir,
         keep=args.keep,
+        lossy_proxy=args.lossy_proxy,
     )
     if args.quick:
         config = dataclasses.replace(config, **QUICK)  # type: ignore[arg-type]

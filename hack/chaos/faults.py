@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from hack.chaos.proxy import ChaosProxy
+from tests.integration.kube.helpers import BlackholeProxy
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,7 @@ def install_errors(faults: Any, percent: float) -> None:
 class FaultSchedule:
     """A thread applying the periodic faults until stop(); the error rules from start()."""
 
-    def __init__(self, faults: Any, proxies: Sequence[ChaosProxy], plan: FaultPlan) -> None:
+    def __init__(self, faults: Any, proxies: Sequence[BlackholeProxy], plan: FaultPlan) -> None:
         self.faults = faults
         self.proxies = proxies
         self.plan = plan

@@ -24,6 +24,7 @@ from ascendjob_controller.localcluster.cluster import kubeconfig_text
 from hack.chaos.jobs import NAMESPACE
 from hack.chaos.proxy import ChaosProxy
 from tests.e2e.ship.tools import ControllerProcess
+from tests.integration.kube.helpers import BlackholeProxy
 
 LEASE_NAME = "ascendjob-chaos"
 SLOTS = ("a", "b")
@@ -61,7 +62,7 @@ class Exit:
 @dataclass
 class Slot:
     name: str
-    proxy: ChaosProxy
+    proxy: BlackholeProxy
     kubeconfig: Path
     proc: ControllerProcess | None = None
     starts: int = 0
@@ -94,13 +95,15 @@ class Replicas:
     workdir: Path
     upstream_port: int
     flags: tuple[str, ...]
+    lossy_proxy: bool = False  # the original BlackholeProxy, which loses requests (proxy.py)
     slots: dict[str, Slot] = field(default_factory=dict)
     exits: list[Exit] = field(default_factory=list)
     hostname: str = field(default_factory=socket.gethostname)
 
     def __post_init__(self) -> None:
         for name in SLOTS:
-            proxy = ChaosProxy(self.upstream_port)
+            kind = BlackholeProxy if self.lossy_proxy else ChaosProxy
+            proxy = kind(self.upstream_port)
             kubeconfig = self.workdir / f"kubeconfig-{name}"
             kubeconfig.write_text(kubeconfig_text(proxy.url))
             self.slots[name] = Slot(name, proxy, kubeconfig)

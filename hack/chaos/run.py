@@ -67,6 +67,7 @@ class ChaosConfig:
     faults: FaultPlan = field(default_factory=FaultPlan)
     workdir: Path | None = None
     keep: bool = False
+    lossy_proxy: bool = False  # reproduce with the request-losing BlackholeProxy (proxy.py)
 
     def controller_flags(self) -> tuple[str, ...]:
         return (
@@ -217,7 +218,12 @@ class ChaosRun:
         self.cluster.start()
         self.api = Api(self.cluster.url)
         self.api.must("POST", "/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
-        self.replicas = Replicas(self.workdir, self.cluster.port, self.config.controller_flags())
+        self.replicas = Replicas(
+            self.workdir,
+            self.cluster.port,
+            self.config.controller_flags(),
+            lossy_proxy=self.config.lossy_proxy,
+        )
         self.replicas.start_all()
         first = self.wait_for("a leader", self.leader, 90)
         self.say(f"replica {first} leads; {self.config.jobs} jobs to run")
