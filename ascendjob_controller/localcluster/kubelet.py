@@ -78,6 +78,22 @@ def exit_code_for_run(codes: list[int], run_index: int) -> int:
     return codes[min(run_index, len(codes) - 1)]
 
 
+def _uid_test(pod: dict[str, Any]) -> dict[str, Any]:
+    """The JSON-patch op that makes a write meant for a deleted pod miss its successor."""
+    return {"op": "test", "path": "/metadata/uid", "value": (pod.get("metadata") or {}).get("uid")}
+
+
+def _add_ops(base: str, current: Any, fields: dict[str, Any]) -> list[dict[str, Any]]:
+    """JSON-patch `add`s of `fields` under `base`, creating the map first when it is absent."""
+    ops: list[dict[str, Any]] = []
+    if not isinstance(current, dict):
+        ops.append({"op": "add", "path": base, "value": {}})
+    for key, value in fields.items():
+        pointer = key.replace("~", "~0").replace("/", "~1")
+        ops.append({"op": "add", "path": f"{base}/{pointer}", "value": value})
+    return ops
+
+
 def _sim_nodes(first: str, count: int) -> list[devices.SimNode]:
     """`first` (at HOST_IP), then `<first without its number>2`, ... at the next addresses."""
     prefix = first.rstrip("0123456789")
@@ -563,14 +579,23 @@ class SimulatedKubelet:
         `test` op makes a write meant for a deleted pod fail (422) instead of landing on its
         successor.
         """
-        uid = (pod.get("metadata") or {}).get("uid")
-        ops: list[dict[str, Any]] = [{"op": "test", "path": "/metadata/uid", "value": uid}]
+        ops = [_uid_test(pod)]
         for top, fields in body.items():
-            if not isinstance(pod.get(top), dict):
-                ops.append({"op": "add", "path": f"/{top}", "value": {}})
-            for key, value in fields.items():
-                pointer = key.replace("~", "~0").replace("/", "~1")
-                ops.append({"op": "add", "path": f"/{top}/{pointer}", "value": value})
+            ops += _add_ops(f"/{top}", pod.get(top), fields)
+        return self._send_patch(pod, ops, status, run)
+
+    def _annotate(self, pod: dict[str, Any], annotations: dict[str, str], run: _PodRun) -> bool:
+        """Add annotations (a JSON patch guarded by the uid, keeping the others)."""
+        meta = pod.get("metadata") or {}
+        ops = [
+            _uid_test(pod),
+            *_add_ops("/metadata/annotations", meta.get("annotations"), annotations),
+        ]
+        return self._send_patch(pod, ops, False, run)
+
+    def _send_patch(
+        self, pod: dict[str, Any], ops: list[dict[str, Any]], status: bool, run: _PodRun
+    ) -> bool:
         code, _ = self._http.request(
             "PATCH", self._pod_path(pod, status), ops, "application/json-patch+json"
         )
@@ -580,30 +605,6 @@ class SimulatedKubelet:
             return False
         if code >= 300:
             log.warning("kubelet: pod %s patch got %s; will retry", run.key, code)
-            run.due = time.monotonic() + 0.2
-            return False
-        return True
-
-    def _annotate(self, pod: dict[str, Any], annotations: dict[str, str], run: _PodRun) -> bool:
-        """Add annotations (a JSON patch guarded by the uid, keeping the others)."""
-        meta = pod.get("metadata") or {}
-        ops: list[dict[str, Any]] = [
-            {"op": "test", "path": "/metadata/uid", "value": meta.get("uid")}
-        ]
-        if not isinstance(meta.get("annotations"), dict):
-            ops.append({"op": "add", "path": "/metadata/annotations", "value": {}})
-        for key, value in annotations.items():
-            pointer = key.replace("~", "~0").replace("/", "~1")
-            ops.append({"op": "add", "path": f"/metadata/annotations/{pointer}", "value": value})
-        code, _ = self._http.request(
-            "PATCH", self._pod_path(pod, False), ops, "application/json-patch+json"
-        )
-        if code in (404, 422):
-            with self._lock:
-                run.stage = "done"
-            return False
-        if code >= 300:
-            log.warning("kubelet: pod %s annotations got %s; will retry", run.key, code)
             run.due = time.monotonic() + 0.2
             return False
         return True
