@@ -18,6 +18,7 @@ from prometheus_client import CollectorRegistry, Counter
 
 from ascendjob_controller import health
 from ascendjob_controller.secure_metrics import self_signed
+from tests import https
 
 
 def allow_good(header: str | None) -> tuple[int, str]:
@@ -38,25 +39,14 @@ def server(tmp_path: Path) -> Iterator[tuple[health.EndpointServer, ssl.SSLConte
     srv.stop()
 
 
-def get(url: str, context: ssl.SSLContext, token: str | None = None) -> tuple[int, str]:
-    request = urllib.request.Request(url + "/metrics")
-    if token is not None:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, context=context, timeout=10) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as err:
-        return err.code, err.read().decode()
-
-
 def test_https_with_the_authorizer_in_front(
     server: tuple[health.EndpointServer, ssl.SSLContext],
 ) -> None:
     srv, context = server
     assert srv.url.startswith("https://127.0.0.1:")
-    assert get(srv.url, context) == (401, "Unauthorized\n")
-    assert get(srv.url, context, "bad") == (403, "Forbidden\n")
-    status, body = get(srv.url, context, "good")
+    assert https.get(srv.url + "/metrics", context) == (401, "Unauthorized\n")
+    assert https.get(srv.url + "/metrics", context, "bad") == (403, "Forbidden\n")
+    status, body = https.get(srv.url + "/metrics", context, "good")
     assert status == 200 and "probe_total 1.0" in body
 
 
@@ -73,4 +63,4 @@ def test_a_silent_client_does_not_block_other_scrapes(
 
     srv, context = server
     with socket.create_connection(("127.0.0.1", srv.port)):  # connects, never says hello
-        assert get(srv.url, context, "good")[0] == 200
+        assert https.get(srv.url + "/metrics", context, "good")[0] == 200

@@ -8,8 +8,6 @@ the ascendjob-controller-metrics-reader ClusterRole.
 from __future__ import annotations
 
 import ssl
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +18,7 @@ from prometheus_client import CollectorRegistry, Counter
 from ascendjob_controller import health
 from ascendjob_controller.kube.client import KubeClient
 from ascendjob_controller.secure_metrics import Authorizer, self_signed
-from tests import identity
+from tests import https, identity
 
 pytestmark = [
     pytest.mark.integration,
@@ -58,26 +56,15 @@ def token_of(cluster: Any, name: str, *, reader: bool) -> str:
     return str(cluster.kubectl("create", "token", name, "-n", "default").stdout.strip())
 
 
-def scrape(url: str, context: ssl.SSLContext, token: str | None) -> tuple[int, str]:
-    request = urllib.request.Request(url)
-    if token is not None:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, context=context, timeout=30) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as err:
-        return err.code, err.read().decode()
-
-
 def test_no_token_is_401(metrics_url: tuple[str, ssl.SSLContext]) -> None:
-    assert scrape(*metrics_url, None)[0] == 401
-    assert scrape(*metrics_url, "not-a-token")[0] == 401
+    assert https.get(*metrics_url, None)[0] == 401
+    assert https.get(*metrics_url, "not-a-token")[0] == 401
 
 
 def test_a_service_account_without_the_role_is_403(
     bare_cluster: Any, metrics_url: tuple[str, ssl.SSLContext]
 ) -> None:
-    status, body = scrape(*metrics_url, token_of(bare_cluster, "nobody", reader=False))
+    status, body = https.get(*metrics_url, token_of(bare_cluster, "nobody", reader=False))
     assert status == 403
     assert "system:serviceaccount:default:nobody" in body
 
@@ -85,6 +72,6 @@ def test_a_service_account_without_the_role_is_403(
 def test_the_metrics_reader_gets_metrics(
     bare_cluster: Any, metrics_url: tuple[str, ssl.SSLContext]
 ) -> None:
-    status, body = scrape(*metrics_url, token_of(bare_cluster, "scraper", reader=True))
+    status, body = https.get(*metrics_url, token_of(bare_cluster, "scraper", reader=True))
     assert status == 200
     assert "scraped_total 1.0" in body
