@@ -652,15 +652,15 @@ def _plan_active(
         podgroup_patch = _podgroup_patch(view, children, gang, options)
         requeue = _min(requeue, deadline_wait, RECORD_REQUEUE_SECONDS if fresh_failures else None)
 
-    ledger = ledger.prune({_uid(p) for p in pods})
-    new = next_status(
-        status,
-        verdict,
-        job_key=key,
-        now=now,
-        replicas=replica_statuses(view, pods),
-        ledger=ledger,
-    )
+    replicas = replica_statuses(view, pods)
+    new = next_status(status, verdict, job_key=key, now=now, replicas=replicas, ledger=ledger)
+    if not missing and not same_status(status, new):
+        # Forget gone pods only once every replica has a pod in the cache (while one is
+        # missing, the cache may be lagging behind a relist, and the pod it does not show yet
+        # would have its restarts counted again when it reappears: make chaos), and only in
+        # a write that happens anyway: pruning is housekeeping, never worth a request.
+        pruned = ledger.prune({_uid(p) for p in pods})
+        new = next_status(status, verdict, job_key=key, now=now, replicas=replicas, ledger=pruned)
     delete_job, ttl_wait = _ttl(view.ttl_seconds_after_finished, new, now)
     return Plan(
         creates=tuple(creates),

@@ -224,3 +224,22 @@ def _failed_worker(code: int | None) -> dict[str, Any]:
 def test_mindcluster_restart_events(code: int | None, expected: list[tuple[str, str, str]]) -> None:
     view = parse_job(job("pytorch", workers=2))
     assert mindcluster_restart_events(view, _failed_worker(code)) == expected
+
+
+def test_a_lagging_pod_cache_never_recounts_a_recorded_restart() -> None:
+    """Found by make chaos: plan() pruned the ledger entry of a pod the cache did not show for
+    a moment, then counted the same failure again (BackoffLimitExceeded with a restart left).
+
+    The steps are `hack/chaos/repro_stale_ledger.py`, run here so they stay fixed.
+    """
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "hack.chaos.repro_stale_ledger"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "the recorded restart survived the lagging cache" in proc.stdout
