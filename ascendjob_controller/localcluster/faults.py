@@ -38,6 +38,7 @@ class Faults:
         self._fail: list[_FailRule] = []
         self._latency: list[tuple[float, str | None]] = []
         self._expire_next = 0
+        self._expire_for: list[str] = []  # plurals whose next watch gets a 410
         self.watch_epoch = 0  # bumped by drop_watches; open watches end when it changes
         self.on_drop: Callable[[], None] | None = None  # wakes watchers so they end at once
 
@@ -66,15 +67,24 @@ class Faults:
         if self.on_drop is not None:
             self.on_drop()
 
-    def expire_next_watch(self) -> None:
+    def expire_next_watch(self, resource: str | None = None) -> None:
+        """Answer the next watch (of `resource`, a plural, if given) with 410 Expired.
+
+        With a resource, a watch of something else (another informer of the same process)
+        cannot take the 410 meant for the one under test.
+        """
         with self._lock:
-            self._expire_next += 1
+            if resource is None:
+                self._expire_next += 1
+            else:
+                self._expire_for.append(resource)
 
     def clear(self) -> None:
         with self._lock:
             self._fail.clear()
             self._latency.clear()
             self._expire_next = 0
+            self._expire_for.clear()
 
     # --- used by the server ---------------------------------------------------------------
     def failure_for(self, verb: str, resource: str) -> int | None:
@@ -100,8 +110,11 @@ class Faults:
         with self._lock:
             return sum(s for s, v in self._latency if v is None or v == verb)
 
-    def take_expire(self) -> bool:
+    def take_expire(self, resource: str = "") -> bool:
         with self._lock:
+            if resource and resource in self._expire_for:
+                self._expire_for.remove(resource)
+                return True
             if self._expire_next > 0:
                 self._expire_next -= 1
                 return True

@@ -646,7 +646,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         error: ApiError | None = None
         position = store.head()
         current_rv = store.resource_version
-        if state.faults.take_expire():
+        if state.faults.take_expire(rt.plural):
             error = ApiError(410, "Expired", "too old resource version: forced by fault injection")
         elif rv_param in ("", "0") or send_initial:
             entries, position, current_rv = store.snapshot(

@@ -119,7 +119,8 @@ def test_small_pods_share_a_node_on_distinct_devices_and_get_them_back(
 ) -> None:
     assert all(len(n.free) == 8 for n in kubelet.devices.nodes)
     for i in range(6):
-        core.create_namespaced_pod(namespace, npu_pod(f"s{i}", 4, seconds="0.5"))
+        # Long enough to be seen Running on a loaded machine; deleted below.
+        core.create_namespaced_pod(namespace, npu_pod(f"s{i}", 4, seconds="30"))
     pods = [
         wait_for(lambda i=i: running(core, namespace, f"s{i}"), f"s{i} Running") for i in range(6)
     ]
@@ -131,7 +132,9 @@ def test_small_pods_share_a_node_on_distinct_devices_and_get_them_back(
     assert {node: sorted(ids, key=int) for node, ids in used.items()} == {
         node: [str(d) for d in range(8)] for node in NODES
     }
-    # Finished pods give their devices back.
+    # Pods that go give their devices back.
+    for pod in pods:
+        core.delete_namespaced_pod(pod.metadata.name, namespace)
     wait_for(lambda: all(len(n.free) == 8 for n in kubelet.devices.nodes), "devices released")
 
 
