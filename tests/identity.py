@@ -85,19 +85,16 @@ def forbidden_responses() -> float:
 
 
 def can_i(kubeconfig: Path, kubectl_bin: str, verb: str, resource: str, namespace: str) -> bool:
-    """`kubectl auth can-i` as the kubeconfig's user (a SelfSubjectAccessReview)."""
+    """`kubectl auth can-i` as the kubeconfig's user (a SelfSubjectAccessReview).
+
+    `resource` may name a subresource as `plural.group/sub`; it goes to `--subresource` (the
+    positional `a/b` form would mean the object named b).
+    """
+    resource, _, sub = resource.partition("/")
+    extra = [f"--subresource={sub}"] if sub else []
+    argv = [kubectl_bin, "--kubeconfig", str(kubeconfig), "auth", "can-i", verb, resource]
     proc = subprocess.run(
-        [
-            kubectl_bin,
-            "--kubeconfig",
-            str(kubeconfig),
-            "auth",
-            "can-i",
-            verb,
-            resource,
-            "-n",
-            namespace,
-        ],
+        [*argv, "-n", namespace, *extra],
         capture_output=True,
         text=True,
         timeout=30,
