@@ -81,6 +81,8 @@ class BlackholeProxy:
         self.port = self._server.getsockname()[1]
         self._lock = threading.Lock()
         self._conns: list[tuple[Any, Any, threading.Event]] = []
+        self._pumps_ended: dict[threading.Event, int] = {}  # per connection: pumps done
+        self._pumps_lock = threading.Lock()
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._accept, daemon=True)
         self._thread.start()
@@ -117,9 +119,27 @@ class BlackholeProxy:
             pass
         finally:
             if not dead.is_set():
-                for sock in (src, dst):
-                    with contextlib.suppress(OSError):
-                        sock.close()
+                self._end_pump(src, dst, dead)
+
+    def _end_pump(self, src: Any, dst: Any, dead: threading.Event) -> None:
+        """One direction ended: shut both sockets down (waking the other pump and telling both
+        peers), and let only the second pump close them. A close() by the first would free the
+        descriptor for the next accepted connection while the other pump may still read it,
+        and requests on the new connection would be lost (the chaos session measured 45 of
+        355 hung under churn)."""
+        import socket
+
+        for sock in (src, dst):
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        with self._pumps_lock:
+            ended = self._pumps_ended.pop(dead, 0) + 1
+            if ended < 2:
+                self._pumps_ended[dead] = ended
+                return
+        for sock in (src, dst):
+            with contextlib.suppress(OSError):
+                sock.close()
 
     def blackhole(self) -> int:
         with self._lock:
