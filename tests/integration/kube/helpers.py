@@ -127,19 +127,28 @@ class BlackholeProxy:
         descriptor for the next accepted connection while the other pump may still read it,
         and requests on the new connection would be lost (the chaos session measured 45 of
         355 hung under churn)."""
-        import socket
-
+        how = self._shutdown_how(dead)
         for sock in (src, dst):
             with contextlib.suppress(OSError):
-                sock.shutdown(socket.SHUT_RDWR)
+                sock.shutdown(how)
         with self._pumps_lock:
             ended = self._pumps_ended.pop(dead, 0) + 1
             if ended < 2:
                 self._pumps_ended[dead] = ended
                 return
+        self._connection_closed(dead)
         for sock in (src, dst):
             with contextlib.suppress(OSError):
                 sock.close()
+
+    def _shutdown_how(self, dead: threading.Event) -> int:
+        """How an ending pump shuts its connection down (a subclass may send RST instead)."""
+        import socket
+
+        return socket.SHUT_RDWR
+
+    def _connection_closed(self, dead: threading.Event) -> None:
+        """Hook: both pumps of the connection ended and its sockets are about to close."""
 
     def blackhole(self) -> int:
         with self._lock:
