@@ -18,28 +18,11 @@ import pytest
 
 from hack.fuzz.mutate import load_samples, make_case
 from tests.conftest import BACKEND
+from tests.processes import children_of
 
 REPO = Path(__file__).resolve().parents[3]
 SEED = 7
 CHECKS = ("conditions", "no-pods", "alive", "foreign", "no-crash")
-
-
-def _children_of(pid: int) -> set[int]:
-    """Every live descendant of `pid`, from /proc."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-    found: set[int] = set()
-    frontier = {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
 
 
 def test_cases_are_reproducible_from_the_seed() -> None:
@@ -58,7 +41,7 @@ def test_cases_are_reproducible_from_the_seed() -> None:
 @pytest.mark.timeout(300)
 def test_quick_fuzz_run_passes(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    before = _children_of(os.getpid())
+    before = children_of(os.getpid())
     argv = [sys.executable, "-m", "hack.fuzz", "--quick", "--seed", str(SEED)]
     argv += ["--backend", BACKEND, "--out", str(tmp_path)]
     proc = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, timeout=280)
@@ -75,4 +58,4 @@ def test_quick_fuzz_run_passes(tmp_path: Path) -> None:
     assert "Failed(JobValidFailed)" in out
     assert re.search(r"first condition\s+p50 [\d.]+s, p99 [\d.]+s", out), out
     assert (tmp_path / "controller.log").stat().st_size > 0
-    assert _children_of(os.getpid()) <= before, "the fuzzer left processes running"
+    assert children_of(os.getpid()) <= before, "the fuzzer left processes running"

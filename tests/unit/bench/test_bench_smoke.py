@@ -7,36 +7,17 @@ part runs end to end against real subprocesses, that the numbers it prints are t
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.processes import run_script
+
 REPO = Path(__file__).resolve().parents[3]
 SCRIPT = REPO / "hack" / "bench_controller.py"
 NUMBER = r"([0-9][0-9,]*(?:\.[0-9]+)?)"
-
-
-def _children_of(pid: int) -> set[int]:
-    """Every live descendant of `pid`, from /proc (no psutil needed)."""
-    parents: dict[int, int] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-    found: set[int] = set()
-    frontier = {pid}
-    while frontier:
-        frontier = {child for child, parent in parents.items() if parent in frontier} - found
-        found |= frontier
-    return found
 
 
 def _row(output: str, label: str) -> list[float]:
@@ -50,19 +31,7 @@ def _row(output: str, label: str) -> list[float]:
 
 @pytest.fixture(scope="module")
 def quick_output() -> str:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    before = _children_of(os.getpid())
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=150,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert _children_of(os.getpid()) <= before, "the benchmark left processes running"
-    return proc.stdout
+    return run_script([str(SCRIPT), "--quick"], timeout=150)
 
 
 @pytest.mark.slow  # runs the benchmark script in real subprocesses

@@ -9,15 +9,13 @@ regression, no Service left), and that nothing is left running.
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.unit.bench.test_bench_smoke import NUMBER, _children_of, _row
+from tests.processes import run_script
+from tests.unit.bench.test_bench_smoke import NUMBER, _row
 
 REPO = Path(__file__).resolve().parents[3]
 SCRIPT = REPO / "hack" / "bench_peers.py"
@@ -26,19 +24,7 @@ CONTENDERS = ("ours", "kopf", "perfect")
 
 @pytest.fixture(scope="module")
 def quick_output() -> str:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    before = _children_of(os.getpid())
-    proc = subprocess.run(
-        [sys.executable, str(SCRIPT), "--quick"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=170,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert _children_of(os.getpid()) <= before, "the benchmark left processes running"
-    return proc.stdout
+    return run_script([str(SCRIPT), "--quick"], timeout=170)
 
 
 @pytest.mark.slow
