@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from hack.chaos.jobs import KINDS
-from tests.unit.bench.test_bench_smoke import _children_of
+from tests.processes import children_of
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -34,7 +34,7 @@ pytestmark = [
 def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
     """(the text report, the JSON figures) of one `python -m hack.chaos --quick`."""
     out = tmp_path_factory.mktemp("chaos") / "chaos.json"
-    before = _children_of(os.getpid())
+    before = children_of(os.getpid())
     proc = subprocess.run(
         [sys.executable, "-m", "hack.chaos", "--quick", "--json", str(out)],
         cwd=REPO,
@@ -43,7 +43,7 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, 
         text=True,
         timeout=240,
     )
-    assert _children_of(os.getpid()) <= before, "the chaos run left processes running"
+    assert children_of(os.getpid()) <= before, "the chaos run left processes running"
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     return proc.stdout, json.loads(out.read_text())
 
