@@ -368,7 +368,12 @@ class KubeClient:
         *,
         timeout: float | None = None,
         retries: int | None = None,
+        read_back: bool = True,
     ) -> JSON:
+        """POST `body`. An attempt whose answer was lost is never blindly re-sent: the name is
+        read back first (`read_back`), or, for callers that may not GET the resource (the
+        event recorder has only create and patch), re-sent and an AlreadyExists taken as the
+        lost attempt having landed, in which case `body` itself is returned."""
         name = (body.get("metadata") or {}).get("name")
         path = res.api_path(namespace)
         attempts = (self.max_retries if retries is None else retries) + 1
@@ -381,18 +386,35 @@ class KubeClient:
             except ApiError as e:
                 if ambiguous and is_already_exists(e) and name:
                     # An earlier attempt we could not confirm did land: that object is ours.
-                    return self.get(res, namespace, name)
+                    return self.get(res, namespace, name) if read_back else body
                 if not _is_ambiguous(e) or not name or attempt == attempts - 1:
                     raise
                 ambiguous = True
-                log.warning("create ambiguous, reading back", extra={"object": f"{name}"})
-                try:
-                    return self.get(res, namespace, name, timeout=timeout)
-                except ApiError as read_err:
-                    if not is_not_found(read_err):
-                        raise e from read_err
+                if read_back:
+                    found = self._read_back(res, namespace, name, e, timeout)
+                    if found is not None:
+                        return found
+                else:
+                    log.warning("create ambiguous, re-sending", extra={"object": f"{name}"})
                 self._sleep_backoff(attempt, e)
         raise AssertionError("unreachable")
+
+    def _read_back(
+        self,
+        res: Resource,
+        namespace: str | None,
+        name: str,
+        cause: ApiError,
+        timeout: float | None,
+    ) -> JSON | None:
+        """The object a create whose answer was lost may have made; None if it did not land."""
+        log.warning("create ambiguous, reading back", extra={"object": f"{name}"})
+        try:
+            return self.get(res, namespace, name, timeout=timeout)
+        except ApiError as read_err:
+            if not is_not_found(read_err):
+                raise cause from read_err
+        return None
 
     def update(
         self,

@@ -282,6 +282,7 @@ class EventRecorder:
                 action = self._aggregator.plan(key, pending.involved, pending.count, time.time())
         assert isinstance(action, Create)
         self.api_calls += 1
-        created = self._client.create(EVENTS, action.namespace, action.body)
+        # Read-back would need `get` on events, which the ClusterRole does not grant.
+        created = self._client.create(EVENTS, action.namespace, action.body, read_back=False)
         name = (created.get("metadata") or {}).get("name") or action.body["metadata"]["name"]
         self._aggregator.sent(key, action.namespace, name, int(action.body["count"]))

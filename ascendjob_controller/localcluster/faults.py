@@ -11,6 +11,7 @@ import random
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass
@@ -36,7 +37,7 @@ class Faults:
         self._lock = threading.Lock()
         self._rand = random.Random(seed)
         self._fail: list[_FailRule] = []
-        self._latency: list[tuple[float, str | None]] = []
+        self._latency: list[list[Any]] = []  # [seconds, verb or None, requests left or None]
         self._expire_next = 0
         self._expire_for: list[str] = []  # plurals whose next watch gets a 410
         self.watch_epoch = 0  # bumped by drop_watches; open watches end when it changes
@@ -57,9 +58,10 @@ class Faults:
         with self._lock:
             self._fail.append(_FailRule(verb, resource, code, percent, count))
 
-    def latency(self, seconds: float, verb: str | None = None) -> None:
+    def latency(self, seconds: float, verb: str | None = None, count: int | None = None) -> None:
+        """Delay requests (of `verb`) by `seconds`: all of them, or the next `count`."""
         with self._lock:
-            self._latency.append((seconds, verb))
+            self._latency.append([seconds, verb, count])
 
     def drop_watches(self) -> None:
         with self._lock:
@@ -108,7 +110,14 @@ class Faults:
         if not self._latency:
             return 0.0
         with self._lock:
-            return sum(s for s, v in self._latency if v is None or v == verb)
+            total = 0.0
+            for rule in self._latency:
+                seconds, rule_verb, left = rule
+                if (rule_verb is None or rule_verb == verb) and left != 0:
+                    total += seconds
+                    if left is not None:
+                        rule[2] = left - 1
+            return total
 
     def take_expire(self, resource: str = "") -> bool:
         with self._lock:

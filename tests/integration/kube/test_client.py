@@ -177,6 +177,26 @@ def test_create_that_times_out_is_not_duplicated(bare_cluster: Any) -> None:
 
 
 @pytest.mark.local_only("injects faults through the embedded server's hooks")
+def test_create_without_read_back_resends_and_takes_already_exists_as_landed(
+    bare_cluster: Any,
+) -> None:
+    """The event recorder's way (it may not GET events): the slow create lands, the re-sent
+    one gets 409, and that counts as success, with no GET and still one object."""
+    client = make_client(bare_cluster)
+    ns = fresh_namespace(client)
+    bare_cluster.faults.latency(1.0, verb="create", count=1)
+    gets = bare_cluster.request_count("get", "configmaps")
+    creates = bare_cluster.request_count("create", "configmaps")
+    obj = client.create(CONFIGMAPS, ns, configmap("blind"), timeout=0.3, read_back=False)
+    bare_cluster.faults.clear()
+    assert obj["metadata"]["name"] == "blind"
+    assert bare_cluster.request_count("get", "configmaps") - gets == 0, "never read back"
+    assert bare_cluster.request_count("create", "configmaps") - creates >= 2, "re-sent"
+    items = client.list(CONFIGMAPS, ns)["items"]
+    assert [o["metadata"]["name"] for o in items] == ["blind"]
+
+
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_generate_name_create_is_never_retried(bare_cluster: Any) -> None:
     client = make_client(bare_cluster)
     ns = fresh_namespace(client)

@@ -33,7 +33,10 @@ class FakeEventsApi:
         self.gate.set()
         self.lock = threading.Lock()
 
-    def create(self, res: Resource, namespace: str, body: dict[str, Any]) -> dict[str, Any]:
+    def create(
+        self, res: Resource, namespace: str, body: dict[str, Any], *, read_back: bool = True
+    ) -> dict[str, Any]:
+        assert not read_back, "the recorder may not GET events (no `get` in the ClusterRole)"
         self.gate.wait(30)
         with self.lock:
             self.calls.append("create")
