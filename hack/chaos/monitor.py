@@ -1,11 +1,18 @@
-"""An exact observer of the run, inside the local cluster's storage.
+"""An exact observer of the run: every pod, job and lease write of the chaos namespace, in order.
 
-A watch from this process would be cut, expired and failed by the very faults under test, and
-a relist after a 410 hides whatever happened in between (a duplicate pod that came and went).
-So the monitor is a `Store` listener instead: the store calls it under its lock for every
-write, in revision order, before any watcher hears of it. Nothing is missed and nothing is
-faulted. It must be cheap and must never raise (it runs on the writer's thread), so each
-callback only updates a few dicts, and an unexpected error is recorded, not raised.
+On the local backend the monitor is a `Store` listener (`__call__`): the store calls it under
+its lock for every write, in revision order, before any watcher hears of it, so nothing is
+missed and nothing is faulted. A watch from this process would instead be cut, expired and
+failed by the very faults under test, and a relist after a 410 hides whatever happened in
+between (a duplicate pod that came and went). On the real backend, which has no such hook,
+backends.py feeds `observe()` from three direct watches of kube-apiserver (no fault proxy on
+their path), each resuming from its last resourceVersion; a relist there means events were
+missed, and `gap()` records it as a failure of the run, never a silent pass.
+
+Each watch delivers its own resource in order, but the three are not ordered against each
+other. The one check that spans two resources (no pod created for a finished job) therefore
+compares resourceVersions instead of arrival order: on both backends they are the store's
+(etcd's) global revision numbers. Every other check reads one resource only.
 
 What counts as a live pod: every pod object from its creation until it is removed from storage.
 A pod with a deletionTimestamp still counts (its containers may still run until the kubelet
@@ -44,6 +51,8 @@ class JobTrace:
     first_pod_at: float | None = None
     pods_created: int = 0
     max_live: int = 0
+    terminal_rv: int | None = None  # revision of the write that first made the job finished
+    last_pod_rv: int = 0  # revision of its newest pod's creation
 
 
 @dataclass
@@ -68,29 +77,42 @@ class Monitor:
 
     # --- the listener ---------------------------------------------------------------------
     def __call__(self, event: Any) -> None:
-        """Store listener: route the event; record, never raise, anything unexpected."""
+        """Store listener (local backend): every write of the store, in revision order."""
+        self.observe(event.resource, event.type, event.entry.obj, event.rv, event.namespace)
+
+    def observe(
+        self, resource: str, kind: str, obj: dict[str, Any], rv: int, namespace: str = NAMESPACE
+    ) -> None:
+        """One write (ADDED, MODIFIED, DELETED) of `resource` at revision `rv`; each resource's
+        writes must come in order. Records, never raises: on the local backend this runs on
+        the writer's thread."""
         try:
-            if event.namespace != NAMESPACE:
+            if namespace != NAMESPACE:
                 return
-            if event.resource == PODS:
-                self._on_pod(event.type, event.entry.obj)
-            elif event.resource == JOBS:
-                self._on_job(event.type, event.entry.obj)
-            elif event.resource == LEASES:
-                self._on_lease(event.entry.obj)
+            if resource == PODS:
+                self._on_pod(kind, obj, rv)
+            elif resource == JOBS:
+                self._on_job(kind, obj, rv)
+            elif resource == LEASES:
+                self._on_lease(obj)
         except Exception as err:  # the writer's thread must not see it
             self.errors.append(f"monitor: {err!r}")
 
-    def _on_pod(self, kind: str, pod: dict[str, Any]) -> None:
+    def gap(self, what: str) -> None:
+        """Some writes were not seen (a watch had to relist): the run cannot be judged exact."""
+        with self._lock:
+            self.errors.append(f"monitor gap: {what}")
+
+    def _on_pod(self, kind: str, pod: dict[str, Any], rv: int) -> None:
         meta = pod.get("metadata") or {}
         uid = str(meta.get("uid") or "")
         with self._lock:
             if kind == "ADDED":
-                self._pod_added(uid, meta)
+                self._pod_added(uid, meta, rv)
             elif kind == "DELETED":
                 self._pod_removed(uid)
 
-    def _pod_added(self, uid: str, meta: dict[str, Any]) -> None:
+    def _pod_added(self, uid: str, meta: dict[str, Any], rv: int) -> None:
         labels = meta.get("labels") or {}
         job = str(labels.get(LABEL_JOB_NAME) or "")
         key = (job, str(labels.get(LABEL_REPLICA_TYPE)), str(labels.get(LABEL_REPLICA_INDEX)))
@@ -99,7 +121,8 @@ class Monitor:
         trace.pods_created += 1
         if trace.first_pod_at is None:
             trace.first_pod_at = now
-        if trace.state in TERMINAL:
+        trace.last_pod_rv = max(trace.last_pod_rv, rv)
+        if trace.terminal_rv is not None and rv > trace.terminal_rv:
             self.violations.append(f"{job}: pod {meta.get('name')} created after {trace.state}")
         self._pod_key[uid] = key
         same_index = self._live.setdefault(key, set())
@@ -123,7 +146,7 @@ class Monitor:
         self._live.get(key, set()).discard(uid)
         self._live_by_job.get(key[0], set()).discard(uid)
 
-    def _on_job(self, kind: str, job: dict[str, Any]) -> None:
+    def _on_job(self, kind: str, job: dict[str, Any], rv: int) -> None:
         name = str((job.get("metadata") or {}).get("name") or "")
         status = job.get("status") or {}
         conditions = status.get("conditions") or []
@@ -132,9 +155,11 @@ class Monitor:
             trace = self.jobs.setdefault(name, JobTrace())
             if kind == "ADDED":
                 trace.created_at = time.monotonic()
-            self._job_status(name, trace, last, status.get("restartCount"))
+            self._job_status(name, trace, last, status.get("restartCount"), rv)
 
-    def _job_status(self, name: str, trace: JobTrace, last: dict[str, Any], restarts: Any) -> None:
+    def _job_status(
+        self, name: str, trace: JobTrace, last: dict[str, Any], restarts: Any, rv: int
+    ) -> None:
         """Note the new state; a finished job that changes, or a count that drops, is wrong."""
         state, reason = last.get("type"), last.get("reason")
         count = restarts if isinstance(restarts, int) else 0
@@ -145,6 +170,9 @@ class Monitor:
         trace.state, trace.reason, trace.restart_count = state, reason, count
         if state in TERMINAL and trace.terminal_at is None:
             trace.terminal_at = time.monotonic()
+            trace.terminal_rv = rv
+            if trace.last_pod_rv > rv:  # its pod watch ran ahead of the job watch
+                self.violations.append(f"{name}: a pod was created after it was {state}")
             self._terminal[name] += 1
             self._done.notify_all()
 
