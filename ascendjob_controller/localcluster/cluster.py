@@ -182,8 +182,7 @@ class LocalCluster:
             self._kubelet.start()
 
     def _wake_watchers(self) -> None:
-        with self.store.lock:
-            self.store.changed.notify_all()
+        self.store.wake_all()
 
     def stop(self) -> None:
         """Stop serving (idempotent); the objects stay for a later start()."""

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from ascendjob_controller.localcluster import builtin, devices
+from ascendjob_controller.localcluster import builtin, devices, fastjson
 from ascendjob_controller.localcluster.timestamps import now_rfc3339
 
 log = logging.getLogger(__name__)
@@ -208,7 +208,7 @@ class _Http:
             self._local.conn = None
             raise
         try:
-            data = json.loads(raw) if raw else None
+            data = fastjson.loads(raw) if raw else None
         except ValueError:
             data = None
         return resp.status, data
@@ -290,7 +290,7 @@ class _Watcher:
                 line = line.strip()
                 if not line:
                     continue
-                event = json.loads(line)
+                event = fastjson.loads(line)
                 kind, obj = event.get("type"), event.get("object") or {}
                 if kind == "ERROR":
                     return ""  # 410 Expired or another failure: relist

@@ -696,7 +696,9 @@ class ApiHandler(BaseHTTPRequestHandler):
             if bookmarks:
                 wait = min(wait, max(0.0, next_bookmark - now))
             try:
-                events, position, current_rv = store.wait_events(position, wait)
+                events, position, current_rv = store.wait_events(
+                    position, wait, stored.group_resource
+                )
             except ApiError as err:
                 self._chunk(dumps({"type": "ERROR", "object": err.status()}) + b"\n")
                 self._chunk(b"")

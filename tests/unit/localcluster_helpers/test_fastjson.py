@@ -1,0 +1,68 @@
+"""fastjson.loads gives exactly what json.loads gives, whatever the bytes (it is only faster)."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ascendjob_controller.localcluster import fastjson
+
+CASES = [
+    b'{"a":1,"b":[1,2.5,"x"],"c":null,"d":true}',
+    b"123456789012345678901234567890",  # beyond int64: orjson alone would give a float
+    b'{"n":-9223372036854775809}',
+    b'{"n":18446744073709551616}',
+    b'{"s":"1234567890123456789012"}',  # a long digit run in a string: slow path, same value
+    b"NaN",
+    b'{"x":Infinity,"y":-Infinity}',
+    b'"\\ud800"',  # a lone surrogate
+    b'{"a":1,"a":2}',  # the last duplicate wins in both
+    b"-0",
+    b'"\xe2\x80\xa8 unicode \xf0\x9f\x98\x80"',
+    b"1e16",
+]
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a):
+        return math.isnan(b)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+@pytest.mark.parametrize("raw", CASES)
+def test_loads_matches_the_standard_decoder(raw: bytes) -> None:
+    assert _same(fastjson.loads(raw), json.loads(raw))
+    assert _same(fastjson.loads(raw.decode("utf-8", "surrogatepass")), json.loads(raw))
+
+
+@pytest.mark.parametrize("raw", [b"", b"{", b'{"a":}', b"[1,]"])
+def test_invalid_json_raises_what_json_raises(raw: bytes) -> None:
+    with pytest.raises(json.JSONDecodeError):
+        fastjson.loads(raw)
+
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(deadline=None)
+@given(json_values)
+def test_any_document_round_trips_as_with_json(value: Any) -> None:
+    raw = json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    assert _same(fastjson.loads(raw), json.loads(raw))
