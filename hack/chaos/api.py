@@ -1,14 +1,17 @@
-"""The driver's own HTTP client of the local cluster, straight to it (no proxy).
+"""The driver's own HTTP client of the API server, straight to it (no proxy).
 
-The fault hooks fail the driver's requests too (they cannot tell clients apart), so every call
-retries 429, 5xx and connection errors until its deadline, as a careful user's script would.
-A create that gets 409 after a retry is taken as done: an earlier attempt landed.
+On the local backend the fault hooks fail the driver's requests too (they cannot tell clients
+apart), so every call retries 429, 5xx and connection errors until its deadline, as a careful
+user's script would. A create that gets 409 after a retry is taken as done: an earlier attempt
+landed. On the real backend the driver goes to kube-apiserver over HTTPS with the admin
+certificate (`context`), past the fault proxy, and the retries are rarely needed.
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import ssl
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -23,17 +26,26 @@ class ApiError(RuntimeError):
 class Api:
     """One keep-alive connection, reopened after any error; not shared between threads."""
 
-    def __init__(self, url: str, timeout: float = 30.0) -> None:
+    def __init__(
+        self, url: str, timeout: float = 30.0, context: ssl.SSLContext | None = None
+    ) -> None:
         parts = urlsplit(url)
         self.host = parts.hostname or "127.0.0.1"
-        self.port = int(parts.port or 80)
+        self.port = int(parts.port or (443 if parts.scheme == "https" else 80))
         self.timeout = timeout
+        https = parts.scheme == "https"
+        self.context = (context or ssl.create_default_context()) if https else None
         self._conn: http.client.HTTPConnection | None = None
         self.retries = 0
 
     def _once(self, method: str, path: str, body: Any) -> tuple[int, Any]:
         if self._conn is None:
-            self._conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
+            if self.context is not None:
+                self._conn = http.client.HTTPSConnection(
+                    self.host, self.port, timeout=self.timeout, context=self.context
+                )
+            else:
+                self._conn = http.client.HTTPConnection(self.host, self.port, timeout=self.timeout)
         data = None if body is None else json.dumps(body).encode()
         headers = {"Accept": "application/json", "Content-Type": "application/json"}
         try:

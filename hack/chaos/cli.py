@@ -2,6 +2,8 @@
 
 `--quick` is what the smoke test runs: a couple of dozen jobs, two kills, no partition (the
 partition alone lasts as long as the controller's watch-silence detection, about 45 s).
+`--backend real` runs the same on a real kube-apiserver with the fault proxy in front of it
+(backends.py); its budget gets `REAL_START` more seconds, for starting the control plane.
 """
 
 from __future__ import annotations
@@ -10,16 +12,25 @@ import argparse
 import dataclasses
 from pathlib import Path
 
+from hack.chaos.backends import BACKENDS
 from hack.chaos.faults import FaultPlan
 from hack.chaos.replicas import LeaderTimes
 from hack.chaos.report import text, write_json
 from hack.chaos.run import ChaosConfig, run
 
 QUICK = {"jobs": 24, "kills": 2, "rate": 4.0, "partition": False, "timeout": 150.0, "linger": 2.0}
+REAL_START = 180.0  # etcd, kube-apiserver, CRDs, kube-controller-manager on a loaded machine
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m hack.chaos", description=__doc__)
+    p.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="local",
+        help="local: the embedded cluster and its fault hooks (default); real: kube-apiserver "
+        "+ etcd + kube-controller-manager (make real-cluster-bin) behind the fault proxy",
+    )
     p.add_argument("--jobs", type=int, help="jobs to run (default 500)")
     p.add_argument("--kills", type=int, help="times the leader is SIGKILLed (default 10)")
     p.add_argument("--seed", type=int, default=1, help="job mix, kill gaps (default 1)")
@@ -58,9 +69,12 @@ def config_of(args: argparse.Namespace) -> ChaosConfig:
         workdir=args.workdir,
         keep=args.keep,
         lossy_proxy=args.lossy_proxy,
+        backend=args.backend,
     )
     if args.quick:
         config = dataclasses.replace(config, **QUICK)  # type: ignore[arg-type]
+    if args.backend == "real":
+        config = dataclasses.replace(config, timeout=config.timeout + REAL_START)
     given = {
         name: getattr(args, name)
         for name in ("jobs", "kills", "rate", "partition", "timeout", "linger")

@@ -30,6 +30,7 @@ import http.client
 import json
 import socket
 import ssl
+import sys
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -170,6 +171,12 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128  # bursts of reconnects after a reset must not wait for a SYN retry
     proxy: FaultProxy
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A replica's connection reset by its ChaosProxy while idle is a planned fault, not
+        an error worth a traceback; anything else is still printed."""
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

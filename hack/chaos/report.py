@@ -63,6 +63,19 @@ def _partition_line(result: Result) -> str:
     )
 
 
+def _bed_lines(result: Result) -> list[str]:
+    """The real backend's own counts: what the fault proxy relayed, and the monitor's relists
+    (any relist is also listed as a problem: the monitor has a gap)."""
+    extra = result.bed_extra
+    if not extra:
+        return []
+    return [
+        f"  fault proxy: {extra['proxy_requests']} requests and {extra['proxy_watches']} "
+        f"watches relayed, {extra['proxy_upstream_errors']} upstream errors; monitor "
+        f"relists: {extra['monitor_relists']}"
+    ]
+
+
 def _kinds_lines(result: Result) -> list[str]:
     verdict = result.verdict
     lines = []
@@ -83,20 +96,24 @@ def text(result: Result) -> str:
     times = cfg.times
     lines = [
         "",
-        f"chaos: seed {cfg.seed}, {total} jobs, {len(result.kills)} leader kills, 2 replicas, "
+        f"chaos: {cfg.backend} backend, seed {cfg.seed}, {total} jobs, "
+        f"{len(result.kills)} leader kills, 2 replicas, "
         f"lease {times.lease:g}s / renew {times.renew:g}s / retry {times.retry:g}s",
         "jobs by kind (state, reason, restartCount and pods created all exact):",
         *_kinds_lines(result),
         f"outcomes exact: {verdict.outcome_exact}/{total}; pods created exact: "
         f"{verdict.pods_exact}/{total}; stuck: {len(verdict.stuck)}",
         _faults_line(result),
+        f"  faulted clients: {result.faulted}",
+        *_bed_lines(result),
         f"failover (SIGKILL -> lease names the other replica): {_seconds(result.failovers)}",
         f"job creation -> finished: {_quantiles(result.job_seconds)}",
         _partition_line(result),
         f"replica exits the run did not cause: {len(result.exits)}",
         *(f"  {e.slot} pid {e.pid} exit {e.code}: {e.why}" for e in result.exits),
         f"wall time {result.wall:.1f} s (jobs submitted over {result.submit_seconds:.1f} s); "
-        f"CPU: this process {result.cpu_bed:.0f} s, controllers {result.cpu_controllers:.0f} s",
+        f"CPU: this process {result.cpu_bed:.0f} s, controllers {result.cpu_controllers:.0f} s"
+        + (f", control plane {result.cpu_server:.0f} s" if result.cpu_server else ""),
         "load average before {:.2f} {:.2f} {:.2f}, after {:.2f} {:.2f} {:.2f}".format(
             *result.load_before, *result.load_after
         ),
@@ -118,6 +135,7 @@ def document(result: Result) -> dict[str, Any]:
     failovers = result.failovers
     return {
         "passed": result.passed,
+        "backend": cfg.backend,
         "seed": cfg.seed,
         "jobs": sum(verdict.by_kind.values()),
         "by_kind": dict(verdict.by_kind),
@@ -131,13 +149,19 @@ def document(result: Result) -> dict[str, Any]:
         "partition": None if result.partition is None else vars(result.partition),
         "unplanned_exits": [vars(e) for e in result.exits],
         "faults": result.faults,
+        "faulted_clients": result.faulted,
+        "bed": result.bed_extra,
         "requests": result.requests,
         "driver_retries": result.driver_retries,
         "wall_seconds": result.wall,
         "submit_seconds": result.submit_seconds,
         "job_seconds_p50": statistics.median(result.job_seconds) if result.job_seconds else None,
         "job_seconds_max": max(result.job_seconds) if result.job_seconds else None,
-        "cpu_seconds": {"bed": result.cpu_bed, "controllers": result.cpu_controllers},
+        "cpu_seconds": {
+            "bed": result.cpu_bed,
+            "controllers": result.cpu_controllers,
+            "control_plane": result.cpu_server,
+        },
         "load_before": result.load_before,
         "load_after": result.load_after,
         "problems": result.notes + verdict.failures,

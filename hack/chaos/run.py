@@ -1,11 +1,12 @@
 """One chaos run: set up, submit, kill, partition, wait, check, report, tear down.
 
-The local cluster (API server, garbage collector, simulated kubelet), the replicas' proxies,
-the fault schedule and the monitor live in this process; the two controller replicas are
-subprocesses. Phases:
+The bed (backends.py: the local cluster in this process, or a real control plane with the
+fault proxy in front of it), the replicas' proxies, the fault schedule and the monitor live
+in this process; the two controller replicas are subprocesses. Every phase below is the same
+code on both backends. Phases:
 
-1. The cluster starts with the monitor listening to its storage; the `chaos` namespace is
-   made; both replicas start and one of them takes the lease.
+1. The bed starts with the monitor fed by it; the `chaos` namespace is made; both replicas
+   start and one of them takes the lease.
 2. The faults start (faults.py) and a thread POSTs the jobs at `--rate` jobs/s.
 3. Meanwhile the leader is SIGKILLed `--kills` times, a few seconds of work apart; after each
    kill the time until the lease names the other replica is the failover time, and the
@@ -32,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ascendjob_controller.localcluster.cluster import LocalCluster
 from hack.chaos.api import Api
+from hack.chaos.backends import make_bed
 from hack.chaos.checks import Verdict, judge
 from hack.chaos.faults import FaultPlan, FaultSchedule
 from hack.chaos.jobs import JOBS_PATH, KIND_BY_NAME, NAMESPACE, PlannedJob, job_body, plan_jobs
@@ -68,6 +69,7 @@ class ChaosConfig:
     workdir: Path | None = None
     keep: bool = False
     lossy_proxy: bool = False  # reproduce with the request-losing BlackholeProxy (proxy.py)
+    backend: str = "local"  # or "real" (backends.py)
 
     def controller_flags(self) -> tuple[str, ...]:
         return (
@@ -112,6 +114,9 @@ class Result:
     load_after: tuple[float, float, float]
     cpu_bed: float
     cpu_controllers: float
+    cpu_server: float  # the real control plane's processes (0 on local: it is this process)
+    faulted: str  # which clients the API faults reached
+    bed_extra: dict[str, Any]
     workdir: Path
     notes: list[str] = field(default_factory=list)
 
@@ -127,9 +132,9 @@ class Result:
 class Submitter(threading.Thread):
     """POSTs the planned jobs at a steady rate (its own connection), registering each first."""
 
-    def __init__(self, url: str, jobs: list[PlannedJob], rate: float, monitor: Monitor) -> None:
+    def __init__(self, api: Api, jobs: list[PlannedJob], rate: float, monitor: Monitor) -> None:
         super().__init__(name="chaos-submit", daemon=True)
-        self.api = Api(url)
+        self.api = api
         self.jobs = jobs
         self.rate = rate
         self.monitor = monitor
@@ -164,8 +169,7 @@ class ChaosRun:
         self.started = time.monotonic()
         self.deadline = self.started + config.timeout
         self.monitor = Monitor(LEASE_NAME)
-        self.cluster = LocalCluster(kubeconfig_path=workdir / "kubeconfig", kubelet=True)
-        self.cluster.store.add_listener(self.monitor)
+        self.bed = make_bed(config.backend, workdir)
         self.kills: list[Kill] = []
         self.partition_result: Partition | None = None
         self.notes: list[str] = []
@@ -215,12 +219,14 @@ class ChaosRun:
 
     # --- phases -----------------------------------------------------------------------------------
     def setup(self) -> None:
-        self.cluster.start()
-        self.api = Api(self.cluster.url)
+        self.say(f"starting the {self.bed.backend} cluster")
+        self.bed.start(self.monitor)
+        self.api = self.bed.driver_api()
         self.api.must("POST", "/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
+        self.bed.ready(NAMESPACE)
         self.replicas = Replicas(
             self.workdir,
-            self.cluster.port,
+            self.bed.upstream_port,
             self.config.controller_flags(),
             lossy_proxy=self.config.lossy_proxy,
         )
@@ -231,10 +237,10 @@ class ChaosRun:
     def start_work(self) -> None:
         assert self.replicas is not None
         proxies = [slot.proxy for slot in self.replicas.slots.values()]
-        self.schedule = FaultSchedule(self.cluster.faults, proxies, self.config.faults)
+        self.schedule = FaultSchedule(self.bed.faults, proxies, self.config.faults)
         self.schedule.start()
         jobs = list(self.planned)
-        self.submitter = Submitter(self.cluster.url, jobs, self.config.rate, self.monitor)
+        self.submitter = Submitter(self.bed.driver_api(), jobs, self.config.rate, self.monitor)
         self.submitter.start()
 
     def kill_gap(self) -> float:
@@ -346,8 +352,8 @@ class ChaosRun:
             self.replicas.stop()
         if self.api is not None:
             self.api.close()
-        self.say("stopping the cluster")
-        self.cluster.stop()
+        self.say(f"stopping the {self.bed.backend} cluster")
+        self.bed.stop()
         self.say("stopped")
 
 
@@ -403,6 +409,7 @@ def _result(chaos: ChaosRun, verdict: Verdict, load_before: tuple[float, ...]) -
             "connections_reset": counts.connections_reset,
         }
     submitter = chaos.submitter
+    server_cpu = chaos.bed.server_cpu()  # taken at stop, before its processes were reaped
     bed = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     result = Result(
@@ -412,7 +419,7 @@ def _result(chaos: ChaosRun, verdict: Verdict, load_before: tuple[float, ...]) -
         partition=chaos.partition_result,
         exits=chaos.replicas.exits if chaos.replicas is not None else [],
         faults=faults,
-        requests=chaos.cluster.request_count(),
+        requests=chaos.bed.request_count(),
         driver_retries=(chaos.api.retries if chaos.api else 0)
         + (submitter.api.retries if submitter else 0),
         wall=time.monotonic() - chaos.started,
@@ -421,7 +428,10 @@ def _result(chaos: ChaosRun, verdict: Verdict, load_before: tuple[float, ...]) -
         load_before=(load_before[0], load_before[1], load_before[2]),
         load_after=os.getloadavg(),
         cpu_bed=bed.ru_utime + bed.ru_stime,
-        cpu_controllers=children.ru_utime + children.ru_stime,
+        cpu_controllers=children.ru_utime + children.ru_stime - server_cpu,
+        cpu_server=server_cpu,
+        faulted=chaos.bed.faulted,
+        bed_extra=chaos.bed.extra(),
         workdir=chaos.workdir,
         notes=chaos.notes,
     )
