@@ -1,8 +1,10 @@
 """The fault schedule: what the API does to its clients while the jobs run.
 
-From the local cluster's hooks (ascendjob_controller/localcluster/faults.py):
-- a share of every request (any verb, any resource, any client: the controllers, the
-  simulated kubelet, this driver) answered 500 or 429 (with Retry-After: 1), half each;
+From a `localcluster.faults.Faults`: the local cluster's own hooks, or on the real backend
+the fault proxy's (faultproxy.py), which consults the same object in front of kube-apiserver:
+- a share of every request (any verb, any resource; on local any client: the controllers, the
+  simulated kubelet, this driver; on real only the controllers) answered 500 or 429 (with
+  Retry-After: 1), half each;
 - every open watch cut every `drop_every` seconds;
 - the next watch opened answered 410 Expired, every `expire_every` seconds.
 From the replicas' proxies (replicas.py), since the hooks have no such fault:
