@@ -358,7 +358,19 @@ class KubeClient:
             stream=True,
             verb="WATCH",
         )
-        return WatchStream(resp, read_timeout)
+        return WatchStream(resp, read_timeout, on_silence=self.drop_idle_connections)
+
+    def drop_idle_connections(self) -> None:
+        """Close every pooled connection not in use, so the next requests dial afresh.
+
+        Called when a watch has been silent past its deadline: the path to the server is then
+        presumed dead (a failed load balancer, a conntrack flush), and so are the idle
+        keep-alive connections that share it. Without this, the first write after such a
+        partition waits its whole request timeout on a dead socket. client-go gets the same
+        from HTTP/2, where one failed health ping closes the connection every request shares.
+        """
+        with contextlib.suppress(Exception):
+            self._api.rest_client.pool_manager.clear()
 
     def create(
         self,
@@ -657,9 +669,12 @@ class WatchStream:
     blocked in `next()`. Iteration ends when the server ends the watch (its timeoutSeconds).
     """
 
-    def __init__(self, resp: Any, read_timeout: float) -> None:
+    def __init__(
+        self, resp: Any, read_timeout: float, on_silence: Callable[[], None] | None = None
+    ) -> None:
         self._resp = resp
         self._read_timeout = read_timeout
+        self._on_silence = on_silence
         self._lines = self._iter_lines()
         self._closed = False
 
@@ -704,14 +719,12 @@ class WatchStream:
                     yield line
             if buf.strip():
                 yield buf
-        except urllib3.exceptions.ReadTimeoutError as e:
-            if self._closed:
-                return
-            raise WatchTimeoutError(f"no data for {self._read_timeout}s") from e
         except Exception as e:
             if self._closed:
                 return
-            if isinstance(e, TimeoutError):
+            if isinstance(e, urllib3.exceptions.ReadTimeoutError | TimeoutError):
+                if self._on_silence is not None:
+                    self._on_silence()
                 raise WatchTimeoutError(f"no data for {self._read_timeout}s") from e
             raise _connection_error(e) from e
         finally:

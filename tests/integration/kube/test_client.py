@@ -15,15 +15,18 @@ from ascendjob_controller.kube.client import (
     ApiError,
     KubeClient,
     Resource,
+    WatchTimeoutError,
     is_already_exists,
     is_conflict,
     is_gone,
     is_not_found,
 )
 from tests.integration.kube.helpers import (
+    BlackholeProxy,
     configmap,
     fresh_namespace,
     make_client,
+    proxied_client,
     rest_count,
     rest_total,
     wait_for,
@@ -85,6 +88,52 @@ def test_list_merges_pages_and_filters(bare_cluster: Any) -> None:
     assert sorted(o["metadata"]["name"] for o in odd["items"]) == ["c1", "c3", "c5"]
     one = client.list(CONFIGMAPS, ns, field_selector="metadata.name=c4")
     assert [o["metadata"]["name"] for o in one["items"]] == ["c4"]
+
+
+def test_list_transforms_each_page_as_it_arrives(bare_cluster: Any) -> None:
+    """The informer's cache transform runs per page, so a large list never holds every
+    full object at once: by the time page 2 is requested, page 1 is already transformed."""
+    client = make_client(bare_cluster)
+    ns = fresh_namespace(client)
+    for i in range(7):
+        client.create(CONFIGMAPS, ns, configmap(f"t{i}"))
+    lists_before = bare_cluster.request_count("list", "configmaps")
+    lists_seen: list[int] = []
+
+    def transform(obj: dict[str, Any]) -> dict[str, Any]:
+        lists_seen.append(bare_cluster.request_count("list", "configmaps") - lists_before)
+        return {"metadata": {"name": obj["metadata"]["name"]}, "small": True}
+
+    listed = client.list(CONFIGMAPS, ns, limit=3, transform=transform)
+    assert [o["metadata"]["name"] for o in listed["items"]] == [f"t{i}" for i in range(7)]
+    assert all(o == {"metadata": o["metadata"], "small": True} for o in listed["items"])
+    assert lists_seen == [1, 1, 1, 2, 2, 2, 3], "each page transformed before the next LIST"
+
+
+@pytest.mark.parametrize("expiries", [1, 2])
+def test_an_expired_continue_token_lists_again_from_the_start(
+    bare_cluster: Any, expiries: int
+) -> None:
+    """410 on a continue token: the paged list starts over once (nothing kept from the
+    broken attempt), and a second expiry falls back to one unpaged list, as client-go does."""
+    if not hasattr(bare_cluster, "faults"):
+        pytest.skip("needs the local cluster's fault injection")
+    client = make_client(bare_cluster)
+    ns = fresh_namespace(client)
+    for i in range(7):
+        client.create(CONFIGMAPS, ns, configmap(f"e{i}"))
+    armed = [expiries]
+
+    def transform(obj: dict[str, Any]) -> dict[str, Any]:
+        if armed[0] > 0 and obj["metadata"]["name"] == "e0":  # a first page: its token expires
+            armed[0] -= 1
+            bare_cluster.faults.fail("list", "configmaps", code=410, count=1)
+        return obj
+
+    listed = client.list(CONFIGMAPS, ns, limit=3, transform=transform)
+    names = [o["metadata"]["name"] for o in listed["items"]]
+    assert names == [f"e{i}" for i in range(7)], "every object exactly once"
+    assert armed == [0]
 
 
 def test_probe_reads_one_page_whatever_the_list_size(bare_cluster: Any) -> None:
@@ -328,3 +377,43 @@ def test_close_from_another_thread_unblocks_the_reader(bare_cluster: Any) -> Non
     stream.close()
     assert done.wait(30), "close() woke the blocked reader"
     thread.join(30)
+
+
+def test_a_silent_watch_drops_the_idle_connections_so_the_next_write_dials_afresh(
+    bare_cluster: Any,
+) -> None:
+    """After a silent partition the pooled keep-alive connections are as dead as the watch.
+    Once the watch is declared dead, a write must go out on a new connection and succeed,
+    not wait its whole request timeout on a dead socket (issue 10, section 1)."""
+    proxy = BlackholeProxy(bare_cluster.port)
+    try:
+        client = proxied_client(proxy, bare_cluster, request_timeout=20.0, max_retries=0)
+        ns = fresh_namespace(make_client(bare_cluster))
+        rv = client.list(CONFIGMAPS, ns)["metadata"]["resourceVersion"]
+        stream = client.watch(
+            CONFIGMAPS, ns, resource_version=rv, timeout_seconds=60, read_timeout=1.5
+        )
+        client.list(CONFIGMAPS, ns)  # a second connection, idle in the pool afterwards
+        assert proxy.blackhole() >= 2, "the watch and the idle pooled connection went dead"
+        with pytest.raises(WatchTimeoutError):
+            for _ in stream:
+                pass
+        # Writes in parallel, as a controller's workers send them: between them they take
+        # every pooled connection, the fresh one the closed watch left and the dead idle one.
+        took: list[float] = []
+
+        def create(name: str) -> None:
+            start = time.monotonic()
+            client.create(CONFIGMAPS, ns, configmap(name))
+            took.append(time.monotonic() - start)
+
+        threads = [threading.Thread(target=create, args=(f"after-{i}",)) for i in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        # A dead pooled connection would take the full 20 s request timeout, then fail.
+        assert len(took) == 3, "a create failed (on a dead connection?)"
+        assert max(took) < 10.0, f"a create waited {max(took):.1f} s on a dead connection"
+    finally:
+        proxy.close()
