@@ -80,6 +80,9 @@ STALE_JOB_RECHECK_SECONDS = 1.0
 MAX_PARALLEL_CREATES = 16
 #: After this long, plan from the cache anyway: a 409 and a re-plan is the worst outcome.
 STALE_JOB_GIVE_UP_SECONDS = 30.0
+#: Plans after the first in one reconcile, at most: one with the Service a create returned,
+#: one without the pods a delete removed (see `_follow_up`).
+MAX_FOLLOW_UP_PLANS = 2
 
 
 @dataclass
@@ -88,6 +91,8 @@ class _Outcome:
 
     failures: list[str] = field(default_factory=list)
     services: list[dict[str, Any]] = field(default_factory=list)  # created by the last plan
+    #: uids of pods the last plan deleted and the server removed at once (no grace period).
+    removed_pods: list[str] = field(default_factory=list)
     job: dict[str, Any] | None = None  # the job as our status write returned it
     creates: int = 0
     deletes: int = 0
@@ -97,11 +102,13 @@ class _Outcome:
     def note(self, plan: planning.Plan) -> None:
         self.creates += len(plan.creates)
         self.deletes += len(plan.deletes) + len(plan.force_deletes)
+        self.deletes += len(plan.deletes_after_status)
         self.status_written = self.status_written or plan.status is not None
         self.acted = self.acted or bool(
             plan.creates
             or plan.deletes
             or plan.force_deletes
+            or plan.deletes_after_status
             or plan.adopts
             or plan.status is not None
             or plan.podgroup_patch is not None
@@ -289,12 +296,13 @@ class JobReconciler:
         children = self._children(job)
         plan = self._plan(job, children, bound)
         outcome = self._execute(job, plan, bound)
-        if outcome.services and not outcome.failures:
-            # The Service's ClusterIP came back in the create response: plan again with it, so
-            # the pods are created now instead of one watch round trip later.
-            services = children["Service"] + outcome.services
-            plan = self._plan(outcome.job or job, {**children, "Service": services}, bound)
-            outcome = self._execute(outcome.job or job, plan, bound, outcome)
+        for _ in range(MAX_FOLLOW_UP_PLANS):
+            follow = _follow_up(children, plan, outcome)
+            if follow is None:
+                break
+            children, current = follow, outcome.job or job
+            plan = self._plan(current, children, bound)
+            outcome = self._execute(current, plan, bound, outcome)
         failures = outcome.failures
         failures += self._sync_ranktable(outcome.job or job, plan, children["Pod"], bound)
         self.job_states.set(key, plan.state)
@@ -398,7 +406,7 @@ class JobReconciler:
         key = object_key(job)
         labels = self._metric_labels(job)
         outcome = outcome or _Outcome()
-        outcome.services = []
+        outcome.services, outcome.removed_pods = [], []
         failures = outcome.failures
         outcome.note(plan)
 
@@ -429,7 +437,7 @@ class JobReconciler:
                 key, [f"{ref.namespace}/{ref.name}" for ref, _ in deletes]
             )
         for ref, force in deletes:
-            failures.extend(self._delete_child(job, ref, labels, bound, force=force))
+            failures.extend(self._delete_child(job, ref, labels, bound, outcome, force=force))
 
         if plan.podgroup_patch is not None:
             failures.extend(self._patch_podgroup(job, plan.podgroup_patch, bound))
@@ -441,6 +449,12 @@ class JobReconciler:
             status_failures = self._write_status(job, plan, labels, bound, outcome)
             failures.extend(status_failures)
             stored = not status_failures
+        if stored and plan.deletes_after_status:
+            # Record, then act: the restart is stored, so the failed pod may go now.
+            refs = plan.deletes_after_status
+            self._expectations.expect_deletions(key, [f"{r.namespace}/{r.name}" for r in refs])
+            for ref in refs:
+                failures.extend(self._delete_child(job, ref, labels, bound, outcome))
         if stored:
             if plan.restarted:
                 metrics.JOBS_RESTARTED.labels(**labels).inc(plan.restarted)
@@ -524,13 +538,14 @@ class JobReconciler:
         ref: planning.ChildRef,
         labels: dict[str, str],
         bound: Any,
+        outcome: _Outcome,
         *,
         force: bool = False,
     ) -> list[str]:
         key, ckey = object_key(job), f"{ref.namespace}/{ref.name}"
         resource = _RESOURCE_BY_KIND[ref.kind]
         try:
-            self._client.delete(
+            answer = self._client.delete(
                 resource,
                 ref.namespace,
                 ref.name,
@@ -540,12 +555,16 @@ class JobReconciler:
         except Exception as err:
             self._expectations.deletion_failed(key, ckey)
             if is_not_found(err):
+                if ref.kind == "Pod" and ref.uid:
+                    outcome.removed_pods.append(ref.uid)
                 return []
             bound.warning("delete_failed", kind=ref.kind, child=ckey, error=str(err))
             return [f"delete {ref.kind} {ckey}: {err}"]
         bound.info("child_deleted", kind=ref.kind, child=ckey, force=force)
         if ref.kind == "Pod":
             metrics.PODS_DELETED.labels(**labels).inc()
+            if ref.uid and _removed_at_once(answer):
+                outcome.removed_pods.append(ref.uid)
         self._emit(job, planning.event_for_delete(ref, forced=force))
         return []
 
@@ -725,6 +744,50 @@ class JobReconciler:
             "namespace": namespace if isinstance(namespace, str) else "",
             "framework": framework.lower() if isinstance(framework, str) else "",
         }
+
+
+def _follow_up(
+    children: dict[str, list[dict[str, Any]]], plan: planning.Plan, outcome: _Outcome
+) -> dict[str, list[dict[str, Any]]] | None:
+    """The children to plan again with, when the answers to this plan's writes showed what
+    the caches will show only a watch event later; None when there is nothing to gain.
+
+    - A Service created: its ClusterIP came back in the response, so the pods (whose
+      environment holds it) are created now instead of one watch round trip later.
+    - A pod removed at once by its delete (a Failed pod has no grace period): its name is
+      free, so a replacement is created now rather than after the DELETED event. Only while
+      the job is active, and only from a job that holds our last status write (the restart
+      it recorded): planning from an older one would count the restart again.
+    Expectations still hold the job back from the caches until every create and delete of
+    this reconcile has been observed.
+    """
+    if outcome.failures or (plan.status is not None and outcome.job is None):
+        return None
+    removed = set(outcome.removed_pods) if plan.state not in TERMINAL_STATES else set()
+    if not outcome.services and not removed:
+        return None
+    pods = [p for p in children["Pod"] if p["metadata"].get("uid") not in removed]
+    return {**children, "Service": children["Service"] + outcome.services, "Pod": pods}
+
+
+def _removed_at_once(answer: Any) -> bool:
+    """Whether a DELETE's answer says the object is already gone from the server.
+
+    kube-apiserver answers with the object as it was deleted: removed when it has no
+    finalizers and no grace period left (a terminal or unscheduled pod, a Service), still
+    there (Terminating) with a grace period. A `Status` of Success, or no answer at all (a
+    retried delete that found it gone), is removed too.
+    """
+    if answer is None:
+        return True
+    if not isinstance(answer, dict):
+        return False
+    if answer.get("kind") == "Status":
+        return answer.get("status") == "Success"
+    meta = as_dict(answer.get("metadata"))
+    if meta.get("finalizers"):
+        return False
+    return not meta.get("deletionTimestamp") or meta.get("deletionGracePeriodSeconds") == 0
 
 
 def _podgroup_key(job: dict[str, Any]) -> tuple[str, str]:

@@ -10,7 +10,8 @@ and the PodGroup named `<job>-<uid>` if any. They are never mutated.
 How the reconciler executes a Plan:
   - adopts: add our controller ownerReference (`desired.owner_reference`) to each orphan;
   - creates in the given order (Service and PodGroup before pods), deletes (with the uid as a
-    precondition), force_deletes (grace period 0), each through expectations, emitting
+    precondition), force_deletes (grace period 0), deletes_after_status once the status is
+    stored (below), each through expectations, emitting
     `event_for_create` / `event_for_delete` on success and FailedCreatePod on an API error;
   - status through the status subresource with the resourceVersion of the job planned from;
     on 409 re-read and re-plan, never overwrite;
@@ -19,13 +20,17 @@ How the reconciler executes a Plan:
   - delete_job: delete the AscendJob (propagation Background) when its TTL expired;
   - requeue_after: add_after(key, requeue_after) for the next deadline.
 
-Record then act (restart counting is exact whatever the execution order): a newly failed pod
-that its policy recreates is only *counted* in the plan that first sees it (status gets
-`restartCount + 1` and the pod uid in `recreatedPods`); the delete is planned by a later plan,
-made from a job whose persisted status already holds that uid. If the status write fails,
-nothing was deleted and the re-plan counts again from the same base; if the delete fails, the
-uid is already recorded and the retry does not count it twice. The cost is one extra reconcile
-(triggered by the status write's own watch event, with `requeue_after` as a backstop).
+Record, then act (restart counting is exact whatever the execution order): a newly failed
+pod that its policy recreates is *counted* in the plan that first sees it (status gets
+`restartCount + 1` and the pod uid in `recreatedPods`), and its delete is in
+`deletes_after_status`, which the reconciler carries out only once that status is stored. If
+the status write fails, nothing was deleted and the re-plan counts again from the same base;
+if the delete fails (or the controller stops in between), the uid is already recorded, and
+every later plan that sees the pod deletes it (`deletes`) without counting it again. A Failed
+pod has no grace period, so the delete's answer normally shows it removed; the reconciler
+then re-plans at once, from the job its status write returned and without that pod, and the
+replacement is created in the same reconcile: one watch event (the failure) from a failed pod
+to its replacement, not three.
 
 Decisions documented here because the design leaves them open:
 - A job being deleted gets an empty plan: garbage collection removes the children.
@@ -49,7 +54,7 @@ Decisions documented here because the design leaves them open:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -117,9 +122,6 @@ EVENT_EXITED = "ExitedWithCode"
 EVENT_RESTARTING = "JobRestarting"
 EVENT_FORCE_DELETE = "ForceDeletePod"
 PENDING_PHASES = frozenset({"", "Pending"})
-#: Backstop requeue after recording a restart: the status write's own watch event normally
-#: triggers the reconcile that deletes the failed pod well before this.
-RECORD_REQUEUE_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,9 @@ class Plan:
     #: A JSON merge patch for our PodGroup (`{"spec": {...}}`), when its gang size or minimum
     #: resources no longer match the spec (replicas were scaled); executed by the reconciler.
     podgroup_patch: dict[str, Any] | None = None
+    #: Failed pods whose restart this plan counts in `status`: deleted only once that status
+    #: is stored, never before (see "Record, then act" in the module docstring).
+    deletes_after_status: tuple[ChildRef, ...] = ()
 
 
 # --- events the reconciler emits once an API call succeeded --------------------------------------
@@ -520,24 +525,22 @@ def _plan_finished(
     )
 
 
-def _plan_active(
-    view: JobView,
-    children: _Children,
-    status: dict[str, Any],
-    previous: str | None,
-    key: str,
-    now: datetime,
-    options: PlanOptions,
-    forced: list[ChildRef],
-    force_wait: float | None,
-) -> Plan:
-    pods = children.pods
-    ledger, fresh = RestartLedger.from_status(status).observe_containers(pods)
-    events: list[EventSpec] = [_exited_event(pod, last_exit_code(pod)) for pod, _ in fresh]
+@dataclass(frozen=True)
+class _Survey:
+    """The desired pods as the cache shows them, sorted by what the plan must do about each."""
 
+    missing: list[tuple[str, int]]  # (replica type, index) with no pod and a free name
+    fatal: list[tuple[dict[str, Any], int | None, str]]  # (pod, exit code, policy): job fails
+    recreate: list[dict[str, Any]]  # Failed pods their restart policy recreates
+    scale_down: list[dict[str, Any]]  # pods the spec no longer asks for
+    running: int
+    succeeded: int
+
+
+def _survey(view: JobView, children: _Children) -> _Survey:
+    pods = children.pods
     wanted = children.wanted
     by_name = {_name(pod): pod for pod in pods}
-    scale_down = [p for p in pods if _name(p) not in wanted and not _deleting(p)]
     missing: list[tuple[str, int]] = []
     fatal: list[tuple[dict[str, Any], int | None, str]] = []
     recreate: list[dict[str, Any]] = []
@@ -563,57 +566,78 @@ def _plan_active(
             succeeded += 1
         elif phase == "Running":
             running += 1
+    scale_down = [p for p in pods if _name(p) not in wanted and not _deleting(p)]
+    return _Survey(missing, fatal, recreate, scale_down, running, succeeded)
 
-    fresh_failures = [pod for pod in recreate if _uid(pod) not in ledger.recreated]
-    would_be = ledger.total + len(fresh_failures)
 
+def _deadline(
+    view: JobView, status: dict[str, Any], key: str, now: datetime
+) -> tuple[str | None, float | None]:
+    """(DeadlineExceeded message once activeDeadlineSeconds has passed, seconds until then)."""
     start = parse_time(status.get("startTime")) or now
-    deadline_msg: str | None = None
-    deadline_wait: float | None = None
     limit = view.active_deadline_seconds
     deadline = None if limit is None else after(start, limit)  # None: never (or past 9999)
-    if deadline is not None:
-        if now >= deadline:
-            deadline_msg = (
-                f"AscendJob {key} was active longer than activeDeadlineSeconds "
-                f"({view.active_deadline_seconds}s)."
-            )
-        else:
-            deadline_wait = _seconds(deadline - now)
+    if deadline is None:
+        return None, None
+    if now >= deadline:
+        message = (
+            f"AscendJob {key} was active longer than activeDeadlineSeconds "
+            f"({view.active_deadline_seconds}s)."
+        )
+        return message, None
+    return None, _seconds(deadline - now)
 
+
+def _failure_messages(
+    view: JobView, key: str, survey: _Survey, restarts: int
+) -> tuple[str | None, str | None, str | None]:
+    """(backoff exceeded, a pod failed the job, restarting) messages for the Observation."""
     backoff_msg = None
-    if backoff_exceeded(view.backoff_limit, would_be):
+    if backoff_exceeded(view.backoff_limit, restarts):
         backoff_msg = (
             f"AscendJob {key} has failed because it has reached the specified backoff limit "
             f"({view.backoff_limit} restarts)."
         )
     failure_msg = None
-    if fatal:
-        pod, code, policy = fatal[0]
+    if survey.fatal:
+        pod, code, policy = survey.fatal[0]
         failure_msg = (
             f"AscendJob {key} has failed because pod {_name(pod)} exited with code "
             f"{'none' if code is None else code} (restartPolicy {policy})."
         )
     restarting_msg = None
-    if recreate:
-        pod = recreate[0]
+    if survey.recreate:
+        pod = survey.recreate[0]
         code = exit_code(pod)
         restarting_msg = (
             f"AscendJob {key} is restarting: pod {_name(pod)} failed with exit code "
             f"{'none' if code is None else code}."
         )
+    return backoff_msg, failure_msg, restarting_msg
 
-    gang = gang_enabled(view, options.gang_scheduling_enabled)
+
+def _observe(
+    view: JobView,
+    children: _Children,
+    survey: _Survey,
+    status: dict[str, Any],
+    key: str,
+    now: datetime,
+    gang: bool,
+    restarts: int,
+) -> tuple[Observation, bool, float | None]:
+    """(what status.decide needs, whether the gang is admitted, seconds to the deadline)."""
+    deadline_msg, deadline_wait = _deadline(view, status, key, now)
+    backoff_msg, failure_msg, restarting_msg = _failure_messages(view, key, survey, restarts)
     group = children.podgroup
     group_phase = str(dig(group, "status", "phase") or "") if group else ""
     admitted = not gang or (group is not None and group_phase not in PENDING_PHASES)
     pending_reason, pending_msg = _podgroup_pending(view, group, group_phase, admitted)
-
     obs = Observation(
         job_key=key,
-        desired=len(wanted),
-        running=running,
-        succeeded=succeeded,
+        desired=len(children.wanted),
+        running=survey.running,
+        succeeded=survey.succeeded,
         deadline_exceeded=deadline_msg,
         backoff_exceeded=backoff_msg,
         failure=failure_msg,
@@ -621,61 +645,119 @@ def _plan_active(
         podgroup_pending=pending_msg,
         podgroup_reason=pending_reason,
     )
-    verdict = decide(previous, obs, status)
+    return obs, admitted, deadline_wait
 
-    creates: list[dict[str, Any]] = []
-    deletes: list[ChildRef] = []
-    restarted = 0
+
+@dataclass
+class _Actions:
+    """What an active job's plan does to its children, and the ledger it leaves."""
+
+    ledger: RestartLedger
+    events: list[EventSpec]
+    creates: list[dict[str, Any]] = field(default_factory=list)
+    deletes: list[ChildRef] = field(default_factory=list)
+    deletes_after_status: list[ChildRef] = field(default_factory=list)
+    restarted: int = 0
     podgroup_patch: dict[str, Any] | None = None
-    requeue: float | None = force_wait
+
+
+def _plan_active(
+    view: JobView,
+    children: _Children,
+    status: dict[str, Any],
+    previous: str | None,
+    key: str,
+    now: datetime,
+    options: PlanOptions,
+    forced: list[ChildRef],
+    force_wait: float | None,
+) -> Plan:
+    pods = children.pods
+    ledger, fresh = RestartLedger.from_status(status).observe_containers(pods)
+    survey = _survey(view, children)
+    fresh_failures = [pod for pod in survey.recreate if _uid(pod) not in ledger.recreated]
+    gang = gang_enabled(view, options.gang_scheduling_enabled)
+    obs, admitted, deadline_wait = _observe(
+        view, children, survey, status, key, now, gang, ledger.total + len(fresh_failures)
+    )
+    verdict = decide(previous, obs, status)
+    actions = _Actions(ledger, [_exited_event(pod, last_exit_code(pod)) for pod, _ in fresh])
     if verdict.terminal:
         if verdict.state == FAILED:
-            events += [_exited_event(pod, code) for pod, code, _ in fatal]
-        events.append(_terminal_event(verdict, None))
-        deletes = _finish_cleanup(view, children, pods)
+            actions.events += [_exited_event(pod, code) for pod, code, _ in survey.fatal]
+        actions.events.append(_terminal_event(verdict, None))
+        actions.deletes = _finish_cleanup(view, children, pods)
+        requeue = force_wait
     else:
-        for pod in fresh_failures:
-            ledger = ledger.count_recreation(_uid(pod))
-            events.append(_exited_event(pod, exit_code(pod)))
-            # MindCluster's reasons too, for alerts written against its events.
-            events += [EventSpec(*spec) for spec in mindcluster_restart_events(view, pod)]
-        restarted = len(fresh_failures)
+        _restart_and_scale(view, survey, fresh_failures, actions)
         if verdict.state == RESTARTING and previous != RESTARTING:
-            events.append(EventSpec(WARNING, EVENT_RESTARTING, verdict.message))
-        deletes = [_ref("Pod", p) for p in scale_down]
-        # Record, then act: a failed pod is deleted only once its restart is in the persisted
-        # status (see "Record then act" in the module docstring).
-        fresh_uids = {_uid(f) for f in fresh_failures}
-        recorded = [p for p in recreate if _uid(p) not in fresh_uids]
-        deletes += [_ref("Pod", p) for p in recorded if not _deleting(p)]
-        creates = _creates(view, children, missing, gang, admitted, options)
-        podgroup_patch = _podgroup_patch(view, children, gang, options)
-        requeue = _min(requeue, deadline_wait, RECORD_REQUEUE_SECONDS if fresh_failures else None)
+            actions.events.append(EventSpec(WARNING, EVENT_RESTARTING, verdict.message))
+        actions.creates = _creates(view, children, survey.missing, gang, admitted, options)
+        actions.podgroup_patch = _podgroup_patch(view, children, gang, options)
+        requeue = _min(force_wait, deadline_wait)
+    new = _active_status(view, children, survey, status, verdict, key, now, actions.ledger)
+    delete_job, ttl_wait = _ttl(view.ttl_seconds_after_finished, new, now)
+    return Plan(
+        creates=tuple(actions.creates),
+        deletes=tuple(actions.deletes),
+        adopts=children.adopts,
+        status=None if same_status(status, new) else new,
+        events=tuple(actions.events),
+        requeue_after=_min(requeue, ttl_wait),
+        delete_job=delete_job,
+        restarted=actions.restarted,
+        force_deletes=tuple(forced),
+        previous_state=previous,
+        state=verdict.state,
+        podgroup_patch=actions.podgroup_patch,
+        deletes_after_status=tuple(actions.deletes_after_status),
+    )
 
-    replicas = replica_statuses(view, pods)
+
+def _restart_and_scale(
+    view: JobView, survey: _Survey, fresh_failures: list[dict[str, Any]], actions: _Actions
+) -> None:
+    """Count the new failures and delete the failed pods (record, then act) and the extras.
+
+    A newly failed pod is deleted only once the status counting it is stored
+    (`deletes_after_status`); one whose restart an earlier plan stored is deleted now.
+    """
+    for pod in fresh_failures:
+        actions.ledger = actions.ledger.count_recreation(_uid(pod))
+        actions.events.append(_exited_event(pod, exit_code(pod)))
+        # MindCluster's reasons too, for alerts written against its events.
+        actions.events += [EventSpec(*spec) for spec in mindcluster_restart_events(view, pod)]
+    actions.restarted = len(fresh_failures)
+    fresh_uids = {_uid(f) for f in fresh_failures}
+    actions.deletes = [_ref("Pod", p) for p in survey.scale_down]
+    for pod in survey.recreate:
+        if _deleting(pod):
+            continue
+        target = actions.deletes_after_status if _uid(pod) in fresh_uids else actions.deletes
+        target.append(_ref("Pod", pod))
+
+
+def _active_status(
+    view: JobView,
+    children: _Children,
+    survey: _Survey,
+    status: dict[str, Any],
+    verdict: Verdict,
+    key: str,
+    now: datetime,
+    ledger: RestartLedger,
+) -> dict[str, Any]:
+    """The new status; the ledger is pruned only when that costs no extra write."""
+    replicas = replica_statuses(view, children.pods)
     new = next_status(status, verdict, job_key=key, now=now, replicas=replicas, ledger=ledger)
-    if not missing and not same_status(status, new):
+    if not survey.missing and not same_status(status, new):
         # Forget gone pods only once every replica has a pod in the cache (while one is
         # missing, the cache may be lagging behind a relist, and the pod it does not show yet
         # would have its restarts counted again when it reappears: make chaos), and only in
         # a write that happens anyway: pruning is housekeeping, never worth a request.
-        pruned = ledger.prune({_uid(p) for p in pods})
+        pruned = ledger.prune({_uid(p) for p in children.pods})
         new = next_status(status, verdict, job_key=key, now=now, replicas=replicas, ledger=pruned)
-    delete_job, ttl_wait = _ttl(view.ttl_seconds_after_finished, new, now)
-    return Plan(
-        creates=tuple(creates),
-        deletes=tuple(deletes),
-        adopts=children.adopts,
-        status=None if same_status(status, new) else new,
-        events=tuple(events),
-        requeue_after=_min(requeue, ttl_wait),
-        delete_job=delete_job,
-        restarted=restarted,
-        force_deletes=tuple(forced),
-        previous_state=previous,
-        state=verdict.state,
-        podgroup_patch=podgroup_patch,
-    )
+    return new
 
 
 def _podgroup_pending(

@@ -204,6 +204,7 @@ def test_invalid_job_ttl() -> None:
 def test_failed_pod_by_policy(policy: str, code: int | None, outcome: str) -> None:
     world = running_world(workers=2, policy=policy)
     world.kubelet(W1, "Failed", code)
+    uid = world.pods[W1]["metadata"]["uid"]
     result = world.reconcile()
     assert world.state == outcome
     exited = [e for e in result.events if e.reason == "ExitedWithCode" and e.type == "Warning"]
@@ -225,14 +226,20 @@ def test_failed_pod_by_policy(policy: str, code: int | None, outcome: str) -> No
         assert theirs == [("Warning", "ExitedWithCode"), *normal, ("Warning", "jobRestarting")]
         assert result.restarted == 1
         assert world.job["status"]["restartCount"] == 1
-        # Record, then act: the delete comes from the plan that sees the recorded uid.
-        uid = world.pods[W1]["metadata"]["uid"]
-        assert result.deletes == () and result.requeue_after == 1.0
-        assert world.job["status"]["recreatedPods"] == [uid]
+        # Record, then act: the plan that counts the restart deletes the pod only after its
+        # status is stored, and creates nothing while the pod is still there.
+        assert result.deletes == () and result.creates == ()
+        assert result.deletes_after_status == (ChildRef("Pod", "ns1", W1, uid),)
+        assert result.status is not None and result.status["recreatedPods"] == [uid]
+        assert result.status["restartCount"] == 1
+        assert result.requeue_after is None  # the delete is no longer left to a later plan
+        # The reconciler's follow-up plan, the pod gone: the replacement, nothing counted.
         act = world.reconcile()
-        assert act.deletes == (ChildRef("Pod", "ns1", W1, uid),)
+        assert [b["metadata"]["name"] for b in act.creates] == [W1]
+        assert act.deletes == act.deletes_after_status == ()
         assert act.restarted == 0 and act.events == ()
         assert world.job["status"]["restartCount"] == 1
+        assert world.job["status"]["recreatedPods"] == [uid]  # kept while W1 is not cached
 
 
 def test_exitcode_137_then_1_fails() -> None:
@@ -240,8 +247,7 @@ def test_exitcode_137_then_1_fails() -> None:
     old_uid = world.pods[W0]["metadata"]["uid"]
     world.kubelet(W0, "Failed", 137)
     world.reconcile()
-    world.reconcile()
-    assert W0 not in world.pods
+    assert W0 not in world.pods  # deleted in the plan that recorded the restart
     recreate = world.reconcile()
     assert [b["metadata"]["name"] for b in recreate.creates] == [W0]
     assert world.pods[W0]["metadata"]["uid"] != old_uid
@@ -264,14 +270,21 @@ def test_failed_pod_seen_twice_before_deletion_counts_once() -> None:
     world.slow_deletes = True
     world.kubelet(W0, "Failed", 137)
     stale = copy.deepcopy(world.job)
+    failed = copy.deepcopy(list(world.pods.values()))
+    services = list(world.services.values())
     first = world.reconcile()
     assert first.restarted == 1 and first.deletes == ()
-    # A retry from the stale job (say the status write got a 409): same count, still no delete.
-    again = plan(stale, list(world.pods.values()), list(world.services.values()), None, at(1))
+    assert [d.name for d in first.deletes_after_status] == [W0]
+    # A retry from the stale job (say the status write got a 409, so nothing was deleted):
+    # the same count, and again the delete only once that status is stored.
+    again = plan(stale, failed, services, None, at(1))
     assert again.restarted == 1 and again.deletes == ()
+    assert [d.name for d in again.deletes_after_status] == [W0]
     assert again.status is not None and again.status["restartCount"] == 1
-    act = world.reconcile()
+    # The status was stored but the delete failed: the retry deletes, counting nothing.
+    act = plan(world.job, failed, services, None, at(1))
     assert act.restarted == 0 and [d.name for d in act.deletes] == [W0]
+    assert act.deletes_after_status == () and act.status is None
     second = world.reconcile()  # still in the cache, now Terminating
     assert second.restarted == 0 and second.deletes == () and second.creates == ()
     assert world.job["status"]["restartCount"] == 1

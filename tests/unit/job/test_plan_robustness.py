@@ -152,7 +152,10 @@ def _running_world() -> World:
     world.all_pods("Running")
     world.kubelet("job1-worker-0", "Running", restarts=1)
     world.kubelet("job1-worker-1", "Failed", 137)
+    failed = copy.deepcopy(world.pods["job1-worker-1"])
     world.reconcile()
+    # Its delete is not in the cache yet: the failed pod, its restart recorded, is listed.
+    world.pods["job1-worker-1"] = failed
     status = world.job["status"]
     assert status["restartCount"] == 2 and status["recreatedPods"]
     return world

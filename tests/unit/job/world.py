@@ -39,7 +39,12 @@ class World:
         )
 
     def reconcile(self) -> Plan:
-        """Plan and execute (adopts, status, deletes, force deletes, creates, TTL)."""
+        """Plan and execute (adopts, status, deletes and deletes_after_status, force deletes,
+        creates, TTL).
+
+        A pod deleted here is gone at once (unless `slow_deletes`), so the next reconcile is
+        the follow-up plan the reconciler makes in the same reconcile after such a delete.
+        """
         snapshot = copy.deepcopy((self.job, self.pods, self.services, self.podgroup))
         result = self.plan()
         assert snapshot == (self.job, self.pods, self.services, self.podgroup), "inputs mutated"
@@ -52,7 +57,8 @@ class World:
             target["metadata"].setdefault("ownerReferences", []).append(owner_reference(view))
         if result.status is not None:
             self.job["status"] = copy.deepcopy(result.status)
-        for ref in result.deletes:
+        # Record, then act: the status that counts these restarts is stored by now.
+        for ref in (*result.deletes, *result.deletes_after_status):
             if ref.kind == "Pod":
                 if self.slow_deletes:
                     self.pods[ref.name]["metadata"]["deletionTimestamp"] = format_time(self.now)
@@ -108,6 +114,7 @@ class World:
         for _ in range(limit):
             result = self.reconcile()
             busy = result.creates or result.deletes or result.status or result.adopts
+            busy = busy or result.deletes_after_status
             if not (busy or result.podgroup_patch):
                 return result
         raise AssertionError("plan did not settle")
