@@ -29,16 +29,23 @@ class PatchError(ValueError):
 # --- RFC 7386 ------------------------------------------------------------------------------
 
 
-def json_merge_patch(target: Any, patch: Any) -> Any:
-    """RFC 7386: maps merge recursively, null deletes, anything else (lists too) replaces."""
+def json_merge_patch(target: Any, patch: Any, *, owned: bool = False) -> Any:
+    """RFC 7386: maps merge recursively, null deletes, anything else (lists too) replaces.
+
+    `target` is left as it was, unless `owned` says it is the caller's own copy (the server
+    patches a fresh decode of the stored object): then it is changed in place, which saves
+    a deep copy per level on every PATCH."""
     if not isinstance(patch, dict):
         return copy.deepcopy(patch)
-    result: dict[str, Any] = copy.deepcopy(target) if isinstance(target, dict) else {}
+    if isinstance(target, dict):
+        result: dict[str, Any] = target if owned else copy.deepcopy(target)
+    else:
+        result = {}
     for key, value in patch.items():
         if value is None:
             result.pop(key, None)
         else:
-            result[key] = json_merge_patch(result.get(key), value)
+            result[key] = json_merge_patch(result.get(key), value, owned=True)
     return result
 
 
@@ -154,11 +161,12 @@ def _json_equal(a: Any, b: Any) -> bool:
     return bool(a == b) and (isinstance(a, (int, float)) == isinstance(b, (int, float)))
 
 
-def json_patch(target: Any, ops: Any) -> Any:
-    """RFC 6902 over a deep copy of target; the whole patch applies or PatchError is raised."""
+def json_patch(target: Any, ops: Any, *, owned: bool = False) -> Any:
+    """RFC 6902 over a deep copy of target (over target itself if `owned`: the caller's own
+    copy, discarded on error); the whole patch applies or PatchError is raised."""
     if not isinstance(ops, list):
         raise PatchError("a JSON patch must be a list of operations")
-    doc = copy.deepcopy(target)
+    doc = target if owned else copy.deepcopy(target)
     for i, op in enumerate(ops):
         if not isinstance(op, dict) or "op" not in op or "path" not in op:
             raise PatchError(f"operation {i} must be an object with 'op' and 'path'")
@@ -243,12 +251,13 @@ def _list_rule(kind: str, path: tuple[str, ...]) -> ListRule | None:
 
 
 def strategic_merge_patch(
-    target: dict[str, Any], patch: dict[str, Any], kind: str
+    target: dict[str, Any], patch: dict[str, Any], kind: str, *, owned: bool = False
 ) -> dict[str, Any]:
-    """Apply a strategic merge patch to a built-in object; returns a new object."""
+    """Apply a strategic merge patch to a built-in object; returns a new object (or changes
+    `target` itself when `owned`: the caller's own copy)."""
     if not isinstance(patch, dict):
         raise PatchError("a strategic merge patch must be a JSON object")
-    base = copy.deepcopy(target) if isinstance(target, dict) else {}
+    base = (target if owned else copy.deepcopy(target)) if isinstance(target, dict) else {}
     merged = _merge_map(base, patch, kind, ())
     return merged if merged is not None else {}
 

@@ -436,7 +436,7 @@ class Api:
                         raise not_found(rt, name)
                     current = existing.copy()
                     if content_type == MERGE_PATCH:
-                        new = patching.json_merge_patch(current, patch)
+                        new = patching.json_merge_patch(current, patch, owned=True)
                     elif content_type == JSON_PATCH:
                         if not isinstance(patch, list):
                             raise bad_request(
@@ -444,7 +444,7 @@ class Api:
                                 f"{_json_type(patch)} into Go value of type "
                                 "[]handlers.jsonPatchOp"
                             )
-                        new = patching.json_patch(current, patch)
+                        new = patching.json_patch(current, patch, owned=True)
                     elif content_type == STRATEGIC_PATCH:
                         if not rt.builtin:
                             raise unsupported_media_type(
@@ -452,7 +452,7 @@ class Api:
                             )
                         if not isinstance(patch, dict):
                             raise bad_request("strategic merge patch must be an object")
-                        new = patching.strategic_merge_patch(current, patch, rt.kind)
+                        new = patching.strategic_merge_patch(current, patch, rt.kind, owned=True)
                     else:  # not a patch type at all: the handler's bare 415
                         raise ApiError(
                             415, "UnsupportedMediaType", "415: Unsupported Media Type", {}

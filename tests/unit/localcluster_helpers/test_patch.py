@@ -571,3 +571,35 @@ def test_apply_prune_keeps_untracked_siblings_and_metadata() -> None:
         now=NOW,
     )
     assert "labels" not in third["metadata"]
+
+
+# --- owned targets: the server patches its own fresh copy in place --------------------------
+
+_POD = {
+    "metadata": {"name": "p", "labels": {"a": "1"}},
+    "spec": {"containers": [{"name": "c", "image": "x"}]},
+    "status": {"phase": "Pending", "conditions": [{"type": "Ready", "status": "False"}]},
+}
+
+
+@pytest.mark.parametrize(
+    ("apply", "patch"),
+    [
+        (json_merge_patch, {"status": {"phase": "Running", "podIP": "10.0.0.1"}}),
+        (json_merge_patch, {"metadata": {"labels": {"a": None, "b": "2"}}}),
+        (json_patch, [{"op": "replace", "path": "/status/phase", "value": "Running"}]),
+        (
+            lambda target, patch, **kw: strategic_merge_patch(target, patch, "Pod", **kw),
+            {"status": {"conditions": [{"type": "Ready", "status": "True"}]}},
+        ),
+    ],
+)
+def test_an_owned_target_gives_the_same_result_and_only_then_is_changed(
+    apply: Any, patch: Any
+) -> None:
+    pristine = copy.deepcopy(_POD)
+    kept = copy.deepcopy(_POD)
+    expected = apply(kept, patch)
+    assert kept == pristine, "not owned: the target is left as it was"
+    owned = copy.deepcopy(_POD)
+    assert apply(owned, patch, owned=True) == expected
