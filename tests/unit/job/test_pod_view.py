@@ -121,3 +121,123 @@ def test_compact_pods_are_small_and_keep_what_is_read() -> None:
     assert small["spec"]["containers"][0]["resources"] == {
         k: v for k, v in pod["spec"]["containers"][0]["resources"].items()
     }
+
+
+# --- what compact_pod keeps, on arbitrary kubelet output -----------------------------------
+_stamps = st.sampled_from(["2026-01-01T00:00:00Z", "2026-01-01T00:00:09Z", None])
+_terminated = st.fixed_dictionaries(
+    {},
+    optional={
+        "exitCode": st.one_of(st.integers(-1, 255), st.text(max_size=3)),
+        "reason": st.sampled_from(["Error", "OOMKilled", "Completed", ""]),
+        "finishedAt": _stamps,
+        "startedAt": _stamps,
+        "message": st.text(max_size=10),
+        "signal": st.integers(0, 15),
+        "containerID": st.text(max_size=10),
+    },
+)
+_state = st.dictionaries(
+    st.sampled_from(["waiting", "running", "terminated"]),
+    st.one_of(_terminated, st.fixed_dictionaries({}, optional={"reason": st.text(max_size=8)})),
+    max_size=2,
+)
+_container_status = st.fixed_dictionaries(
+    {"name": st.sampled_from(["ascend", "sidecar", ""])},
+    optional={
+        "restartCount": st.one_of(st.integers(0, 5), st.none()),
+        "state": _state,
+        "lastState": _state,
+        "ready": st.booleans(),
+        "imageID": st.text(max_size=8),
+    },
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    statuses=st.lists(_container_status, max_size=3),
+    phase=st.sampled_from(["Pending", "Running", "Succeeded", "Failed"]),
+    reason=st.sampled_from([None, "Evicted", "NodeLost"]),
+    extra_labels=st.dictionaries(st.text(min_size=1, max_size=5), st.text(max_size=5), max_size=3),
+    annotations=st.dictionaries(st.text(min_size=1, max_size=5), st.text(max_size=5), max_size=3),
+    policy=st.sampled_from(["ExitCode", "OnFailure", "Never"]),
+)
+def test_compact_pods_decide_as_full_ones_whatever_the_kubelet_wrote(
+    statuses: list[dict[str, Any]],
+    phase: str,
+    reason: str | None,
+    extra_labels: dict[str, str],
+    annotations: dict[str, str],
+    policy: str,
+) -> None:
+    world = running_world(policy)
+    name = sorted(world.pods)[-1]
+    pod = noise(world.pods[name], 5)
+    pod["status"].update(phase=phase, containerStatuses=statuses)
+    if reason:
+        pod["status"]["reason"] = reason
+    pod["metadata"]["labels"] = {**extra_labels, **pod["metadata"].get("labels", {})}
+    pod["metadata"].setdefault("annotations", {}).update(annotations)
+    world.pods[name] = pod
+    compact = copy.deepcopy(world)
+    compact.pods = {n: compact_pod(p) for n, p in world.pods.items()}
+    assert planner_view(compact.pods[name]) == planner_view(pod)
+    assert compact.plan() == world.plan()
+    assert compact_pod(compact.pods[name]) == compact.pods[name]  # a fixed point
+
+
+def test_value_equal_parts_are_shared_and_different_ones_are_not() -> None:
+    world = running_world()
+    first, second = (noise(p, 1) for p in list(world.pods.values())[:2])
+    first["status"]["containerStatuses"] = [{"name": "ascend", "state": {"running": {}}}]
+    second["status"]["containerStatuses"] = [{"name": "ascend", "state": {"running": {"x": 1}}}]
+    a, b = compact_pod(copy.deepcopy(first)), compact_pod(copy.deepcopy(second))
+    assert a["status"]["containerStatuses"] is b["status"]["containerStatuses"]  # same view
+    assert a["spec"]["containers"] is b["spec"]["containers"]
+    second["status"]["containerStatuses"][0]["restartCount"] = 1
+    c = compact_pod(second)
+    assert c["status"]["containerStatuses"] is not a["status"]["containerStatuses"]
+    assert c["status"]["containerStatuses"][0]["restartCount"] == 1
+    assert a["status"]["containerStatuses"][0].get("restartCount") is None
+
+
+def test_the_table_of_shared_parts_is_bounded() -> None:
+    from ascendjob_controller.job import pod_view
+
+    pod = noise(next(iter(running_world().pods.values())), 2)
+    for i in range(pod_view._SHARED_LIMIT + 10):
+        pod["metadata"]["annotations"] = {"n": str(i)}
+        compact_pod(pod)
+    assert len(pod_view._shared._table) <= pod_view._SHARED_LIMIT
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    statuses=st.lists(_container_status, max_size=3),
+    phase=st.sampled_from(["Pending", "Running", "Failed"]),
+    extra=st.dictionaries(
+        st.sampled_from(["metadata", "spec", "status", "x"]),
+        st.one_of(st.none(), st.integers(), st.text(max_size=3), st.lists(st.integers())),
+        max_size=1,
+    ),
+)
+def test_the_pod_list_decoder_gives_compact_pod_what_the_full_decode_does(
+    statuses: list[dict[str, Any]], phase: str, extra: dict[str, Any]
+) -> None:
+    """decode_pod_list skips what compact_pod drops; on any page, valid or malformed, the
+    compact pods are those of a full json.loads (a page that does not fit falls back)."""
+    import json
+
+    from ascendjob_controller.job.pod_view import decode_pod_list
+
+    world = running_world()
+    pods = [noise(p, i) for i, p in enumerate(world.pods.values())]
+    pods[0]["status"].update(phase=phase, containerStatuses=statuses)
+    pods[-1].update(extra)  # a malformed field replaces a whole section
+    pods[-1]["metadata"] = pods[-1].get("metadata") or {"name": "x"}
+    page = {"kind": "PodList", "metadata": {"resourceVersion": "7", "continue": "t"}}
+    data = json.dumps({**page, "items": pods}).encode()
+    fast, full = decode_pod_list(data), json.loads(data)
+    assert fast["metadata"] == full["metadata"]
+    assert [compact_pod(p) for p in fast["items"]] == [compact_pod(p) for p in full["items"]]
