@@ -21,7 +21,7 @@ import structlog
 
 from ascendjob_controller import metrics
 from ascendjob_controller.job import plan as planning
-from ascendjob_controller.job.pod_view import compact_pod, planner_view
+from ascendjob_controller.job.pod_view import compact_pod, decode_pod_list, planner_view
 from ascendjob_controller.job.types import JOB_NAME_LABEL
 from ascendjob_controller.kube.client import (
     ASCENDJOBS,
@@ -91,7 +91,11 @@ class AscendJobController:
         self.jobs = self.factory.informer(ASCENDJOBS)
         child_indexers: dict[str, IndexFunc] = {JOB_INDEX: index_by_job}
         self.pods = self.factory.informer(
-            PODS, label_selector=JOB_NAME_LABEL, indexers=child_indexers, transform=compact_pod
+            PODS,
+            label_selector=JOB_NAME_LABEL,
+            indexers=child_indexers,
+            transform=compact_pod,
+            list_decoder=decode_pod_list,
         )
         self.services = self.factory.informer(
             SERVICES, label_selector=JOB_NAME_LABEL, indexers=child_indexers

@@ -27,7 +27,7 @@ import logging
 import os
 import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
@@ -287,14 +287,42 @@ class KubeClient:
         label_selector: str | None = None,
         field_selector: str | None = None,
         limit: int = 500,
+        transform: Callable[[JSON], JSON] | None = None,
+        decode: Callable[[bytes], JSON] | None = None,
     ) -> JSON:
-        """Every page merged into one list; the resourceVersion is the (consistent) list's."""
-        path = res.api_path(namespace)
+        """Every page merged into one list; the resourceVersion is the (consistent) list's.
+
+        `transform` is applied to each item as its page arrives (an informer's cache
+        transform), so only one page of full objects is ever decoded at a time: with 50,000
+        pods, the merged full list would be over a gigabyte. A continue token that expired
+        mid-way (410) restarts the paged list once from the start, then falls back to one
+        unpaged list, as client-go's pager does. `decode` replaces `json.loads` for the pages'
+        bodies (an informer's decoder that skips what its transform drops).
+        """
         base: Query = []
         if label_selector:
             base.append(("labelSelector", label_selector))
         if field_selector:
             base.append(("fieldSelector", field_selector))
+        for page_size in (limit, limit, 0) if limit else (0,):
+            try:
+                return self._list_pages(res, namespace, base, page_size, transform, decode)
+            except _ContinueExpired:
+                log.info("list continue token expired, listing again", extra={"path": res.plural})
+        raise AssertionError("unreachable: an unpaged list has no continue token")
+
+    def _list_pages(
+        self,
+        res: Resource,
+        namespace: str | None,
+        base: Query,
+        limit: int,
+        transform: Callable[[JSON], JSON] | None,
+        decode: Callable[[bytes], JSON] | None,
+    ) -> JSON:
+        """One paged (limit > 0) or unpaged list; _ContinueExpired when a token expired."""
+        path = res.api_path(namespace)
+        decode = decode or json.loads
         items: list[JSON] = []
         token: str | None = None
         while True:
@@ -302,19 +330,16 @@ class KubeClient:
             if token:
                 query.append(("continue", token))
             try:
-                page = self._json("GET", path, query=query, idempotent=True)
+                data = self._request("GET", path, query=query, idempotent=True).data
+                page = decode(data) if data else {}
+                del data
             except ApiError as e:
                 if token and is_gone(e):
-                    # The continue token expired mid-way: fall back to one unpaged list.
-                    return self.list(
-                        res,
-                        namespace,
-                        label_selector=label_selector,
-                        field_selector=field_selector,
-                        limit=0,
-                    )
+                    raise _ContinueExpired() from e
                 raise
-            items.extend(page.get("items") or [])
+            page_items = page.get("items") or []
+            items.extend(map(transform, page_items) if transform else page_items)
+            del page_items
             meta = page.get("metadata") or {}
             token = meta.get("continue") or None
             if not token:
@@ -324,6 +349,7 @@ class KubeClient:
                     "metadata": {"resourceVersion": meta.get("resourceVersion", "")},
                     "items": items,
                 }
+            del page
 
     def watch(
         self,
@@ -627,6 +653,10 @@ class KubeClient:
             delay = min(self._backoff_cap, self._backoff_base * 2**attempt)
             delay *= 0.5 + random.random() / 2
         time.sleep(delay)
+
+
+class _ContinueExpired(Exception):
+    """A list's continue token answered 410: the paged list must start over."""
 
 
 class _RetriedNotFound(Exception):

@@ -246,12 +246,16 @@ class Informer:
         watch_read_timeout: float | None = None,
         backoff: tuple[float, float] = (0.8, 30.0),
         transform: Callable[[JSON], JSON] | None = None,
+        list_decoder: Callable[[bytes], JSON] | None = None,
     ) -> None:
         self.client = client
         self.resource = resource
         # client-go's SetTransform: applied to every object before it is cached or handed to
         # a handler, so the cache holds only what the controller reads.
         self._transform = transform or strip_for_cache
+        # Decodes a LIST page's body in place of json.loads; it may skip whatever the
+        # transform drops (pod_view.decode_pod_list), so a page is never decoded in full.
+        self._list_decoder = list_decoder
         self.label_selector = label_selector
         scopes: list[str | None] = list(namespaces) if namespaces else [namespace]
         self._scopes = scopes if resource.namespaced else [None]
@@ -360,9 +364,17 @@ class Informer:
                 self._stop.wait(delay)
 
     def _list_and_replace(self, scope: str | None) -> str:
-        listed = self.client.list(self.resource, scope, label_selector=self.label_selector)
+        # Paged, and each page transformed as it arrives: only one page of full objects is
+        # ever held, which bounds the high-water mark of a large initial list.
+        listed = self.client.list(
+            self.resource,
+            scope,
+            label_selector=self.label_selector,
+            transform=self._transform,
+            decode=self._list_decoder,
+        )
         self.lists += 1
-        items = [self._transform(obj) for obj in listed.get("items") or []]
+        items = listed.get("items") or []
         rv = str((listed.get("metadata") or {}).get("resourceVersion") or "")
         self._replace(scope, items)
         self.last_sync_resource_version[scope] = rv
@@ -517,6 +529,7 @@ class InformerFactory:
         label_selector: str | None = None,
         indexers: dict[str, IndexFunc] | None = None,
         transform: Callable[[JSON], JSON] | None = None,
+        list_decoder: Callable[[bytes], JSON] | None = None,
     ) -> Informer:
         with self._lock:
             key = (resource, label_selector)
@@ -531,6 +544,7 @@ class InformerFactory:
                     watch_timeout_range=self._watch_timeout_range,
                     watch_read_timeout=self._watch_read_timeout,
                     transform=transform,
+                    list_decoder=list_decoder,
                 )
                 self._informers[key] = informer
                 if self._started:
