@@ -10,12 +10,15 @@ everything talks to 127.0.0.1 only. Three parts, each bounded in time:
               per job, p50/p95 creation -> Running and -> Succeeded. workers=1 and workers=4
               run interleaved, each round on a fresh server, and the ratio is printed; then
               again with `--rtt` seconds added to every request the controller sends.
-  memory      VmRSS of a controller process idle after start, and of a fresh one whose
-              informers cache K pods carrying our job-name label plus K/2 finished AscendJobs
-              (no work is generated); KB per cached object; the RSS of a bare Python process
-              and of one importing the `kubernetes` client, for comparison.
-  informer    time for one Informer (in this process) to LIST + sync the K pods, next to a
-              plain LIST + json.loads of the same pods.
+  memory      VmRSS of a controller process idle after start, then of a fresh one per pod
+              count (10,000 and 50,000 by default) whose informers cache that many Running
+              pods of the sample's template carrying our job-name label, then of one that
+              also caches finished AscendJobs (no work is generated); KiB per cached pod at
+              each count, KiB per job; the RSS of a bare Python process and of one importing
+              the `kubernetes` client, for comparison.
+  informer    time for one pod Informer (in this process, built as the controller builds
+              it) from start() to has_synced() over the largest pod count, next to the same
+              paged LIST + json.loads.
 
 Every subprocess started here is stopped (SIGTERM, then SIGKILL) before the script exits.
 `--quick` shrinks every size so the smoke test finishes in seconds; its figures mean nothing.
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import hashlib
 import http.client
 import json
 import math
@@ -590,19 +594,132 @@ def report_throughput(
 
 # -- 2. memory and 3. informer ------------------------------------------------------------------
 
+SAMPLES = Path(__file__).resolve().parents[1] / "manifests" / "samples"
+SAMPLE = SAMPLES / "pytorch_multinodes_acjob_910b.yaml"
+OWNER_CONFIGMAP = "bench-pod-owner"
+STAMP = "2026-01-01T00:00:00Z"
 
-def orphan_pod(job: str, rtype: str) -> dict[str, Any]:
-    """The pod our controller would create for `rtype` of `job`, minus its ownerReference.
 
-    Same labels, annotations and environment as a real child, so the cache holds realistic
-    objects; the job itself is never created, so the pod costs memory but generates no work
-    (its label maps it to a job key that reconciles as "gone").
+@functools.cache
+def _sample_job() -> str:
+    """The README's sample AscendJob, as JSON text (copied per pod by json.loads)."""
+    import yaml
+
+    return json.dumps(yaml.safe_load(SAMPLE.read_text()))
+
+
+def orphan_pod(job: str, rtype: str, owner_uid: str) -> dict[str, Any]:
+    """The pod our controller would create for `rtype` of `job` from the sample's template.
+
+    Same labels, annotations, environment and volumes as a real child. Its controller
+    ownerReference points at a ConfigMap rather than at the AscendJob (which never exists):
+    the reference costs the cache what a real one does, the garbage collector keeps the pod
+    (its owner exists), and the controller ignores it (not owned by an AscendJob), so the pod
+    costs memory but generates no work.
     """
-    body = ascendjob(job, 1)
-    body["metadata"].update(namespace=NAMESPACE, uid=f"uid-{job}")
+    body = json.loads(_sample_job())
+    body["metadata"].update(name=job, namespace=NAMESPACE, uid=f"uid-{job}")
     pod = desired_pod(parse_job(body), rtype, 0, "10.96.0.10", gang=False)
-    pod["metadata"].pop("ownerReferences", None)
+    pod["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "name": OWNER_CONFIGMAP,
+            "uid": owner_uid,
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
     return pod
+
+
+def running_status(pod: dict[str, Any], index: int) -> dict[str, Any]:
+    """A kubelet's status of a Running pod: IPs, QoS, five conditions, a containerStatus
+    with image and container IDs and `state.running` per container. Four pods share a node
+    (2 of its 8 NPUs each), as `spec.nodeName` says."""
+    digest = hashlib.sha256(str(index).encode()).hexdigest()
+    host = f"10.1.{index // 1000 % 250}.{index // 4 % 250}"
+    ip = f"10.244.{index // 250 % 250}.{index % 250}"
+    conditions = [
+        {"type": ctype, "status": "True", "lastProbeTime": None, "lastTransitionTime": STAMP}
+        for ctype in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
+    ]
+    conditions.append({"type": "PodScheduled", "status": "True", "lastTransitionTime": STAMP})
+    statuses = [
+        {
+            "name": c["name"],
+            "ready": True,
+            "started": True,
+            "restartCount": 0,
+            "image": c.get("image", ""),
+            "imageID": f"docker.io/library/pytorch-test@sha256:{digest}",
+            "containerID": f"containerd://{digest}",
+            "state": {"running": {"startedAt": STAMP}},
+            "lastState": {},
+        }
+        for c in pod["spec"]["containers"]
+    ]
+    return {
+        "phase": "Running",
+        "conditions": conditions,
+        "hostIP": host,
+        "hostIPs": [{"ip": host}],
+        "podIP": ip,
+        "podIPs": [{"ip": ip}],
+        "startTime": STAMP,
+        "containerStatuses": statuses,
+        "qosClass": "Burstable",
+    }
+
+
+def owner_uid(url: str) -> str:
+    """The uid of the ConfigMap every bench pod names as its controller (created once)."""
+    configmaps = f"/api/v1/namespaces/{NAMESPACE}/configmaps"
+    client = Http(url)
+    try:
+        code, owner = client.request("GET", f"{configmaps}/{OWNER_CONFIGMAP}")
+        if code == 404:
+            body = {"metadata": {"name": OWNER_CONFIGMAP}, "data": {"owns": "the bench pods"}}
+            owner = client.must("POST", configmaps, body)
+        return str(owner["metadata"]["uid"])
+    finally:
+        client.close()
+
+
+def populate_pods(url: str, first: int, count: int) -> float:
+    """Create pods first..first+count-1, each Running; returns the seconds it took.
+
+    Each pod is POSTed with its status; the local cluster keeps it, a real API server resets
+    it to Pending, so a pod that comes back without it gets it through pods/status.
+    """
+    start = time.perf_counter()
+    uid = owner_uid(url)
+    errors: list[str] = []
+
+    def worker(indexes: list[int]) -> None:
+        client = Http(url)
+        try:
+            for i in indexes:
+                if errors:
+                    return
+                pod = orphan_pod(f"absent-{i // 2:05d}", ("Master", "Worker")[i % 2], uid)
+                pod["spec"]["nodeName"] = f"node-{i // 4:05d}"
+                pod["status"] = running_status(pod, i)
+                code, out = client.request("POST", PODS_PATH, pod)
+                if code != 201:
+                    errors.append(f"{code}: {str(out)[:300]}")
+                    return
+                if (out.get("status") or {}).get("phase") != "Running":
+                    out["status"] = pod["status"]
+                    name = out["metadata"]["name"]
+                    client.must("PUT", f"{PODS_PATH}/{name}/status", out)
+        finally:
+            client.close()
+
+    in_client_threads(worker, list(range(first, first + count)))
+    if errors:
+        raise RuntimeError(f"create failed: {errors[0]}")
+    return time.perf_counter() - start
 
 
 def finished_status(name: str, now: str) -> dict[str, Any]:
@@ -632,11 +749,9 @@ def finished_status(name: str, now: str) -> dict[str, Any]:
     }
 
 
-def populate(url: str, pods: int, jobs: int) -> float:
-    """Create the pods and the finished jobs; returns the seconds it took."""
+def populate_jobs(url: str, jobs: int) -> float:
+    """Create `jobs` AscendJobs that are already Succeeded; returns the seconds it took."""
     start = time.perf_counter()
-    bodies = [orphan_pod(f"absent-{i // 2:05d}", ("Master", "Worker")[i % 2]) for i in range(pods)]
-    create_many(url, PODS_PATH, bodies)
     names = [f"done-{i:05d}" for i in range(jobs)]
     create_many(url, JOBS_PATH, [ascendjob(n, 1) for n in names])
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
@@ -680,28 +795,52 @@ def wait_quiet(ctl: Controller, timeout: float) -> dict[str, float]:
 
 
 @dataclass(frozen=True)
-class MemoryResult:
+class Loaded:
+    """One fresh controller, measured once its caches were loaded and it went quiet."""
+
     pods: int
     jobs: int
+    rss_kb: int
+    peak_kb: int
+    ready_after: float
+    populate_seconds: float  # creating what this step added
+    requests: dict[str, float]  # "" -> total, "GET" -> GETs...
+    reconciles: float
+
+
+@dataclass(frozen=True)
+class MemoryResult:
     bare_python_kb: int
     kubernetes_import_kb: int
     idle_kb: int
-    loaded_kb: int
-    loaded_peak_kb: int
     ready_after_idle: float
-    ready_after_loaded: float
-    populate_seconds: float
-    requests_while_loaded: dict[str, float]  # "" -> total, "GET" -> GETs...
-    reconciles_while_loaded: float
+    loaded: list[Loaded]  # pods only, growing; the last one adds the finished jobs
+    informer_pods: int
     informer_sync: list[float]
     raw_list: list[float]
 
 
+def measure_loaded(
+    tmp: Path, pods: int, jobs: int, populated: float, settle: float, qps: float
+) -> Loaded:
+    """A fresh controller over what the cluster holds now: RSS once it went quiet."""
+    with controller(tmp, 4, qps, int(qps), ready_timeout=600.0) as ctl:
+        quiet = wait_quiet(ctl, timeout=600)
+        time.sleep(settle)
+        rss, peak = ctl.rss()
+    requests = {m: quiet.get(f"{REQUESTS}:{m}", 0.0) for m in METHODS}
+    requests[""] = quiet.get(REQUESTS, 0.0)
+    return Loaded(
+        pods, jobs, rss, peak, ctl.ready_after, populated, requests, quiet.get(RECONCILES, 0.0)
+    )
+
+
 def bench_memory(
-    pods: int, jobs: int, informer_rounds: int, settle: float, qps: float
+    pod_counts: list[int], jobs: int, informer_rounds: int, settle: float, qps: float
 ) -> MemoryResult:
     bare = python_rss_kb("pass")
     kube = python_rss_kb("import kubernetes")
+    loaded: list[Loaded] = []
     with tempfile.TemporaryDirectory(prefix="bench-mem-") as tmp_name:
         tmp = Path(tmp_name)
         with api_server(tmp, kubelet=False) as server:
@@ -709,50 +848,48 @@ def bench_memory(
                 time.sleep(settle)
                 idle, _ = ctl.rss()
                 idle_ready = ctl.ready_after
-            populate_s = populate(server.url, pods, jobs)
-            with controller(tmp, 4, qps, int(qps)) as ctl:
-                quiet = wait_quiet(ctl, timeout=300)
-                time.sleep(settle)
-                loaded, peak = ctl.rss()
-                loaded_ready = ctl.ready_after
-            sync = [informer_sync_seconds(tmp / "kubeconfig", pods) for _ in range(informer_rounds)]
-            raw = [raw_list_seconds(server.url, pods) for _ in range(informer_rounds)]
-    requests = {m: quiet.get(f"{REQUESTS}:{m}", 0.0) for m in METHODS}
-    requests[""] = quiet.get(REQUESTS, 0.0)
-    return MemoryResult(
-        pods=pods,
-        jobs=jobs,
-        bare_python_kb=bare,
-        kubernetes_import_kb=kube,
-        idle_kb=idle,
-        loaded_kb=loaded,
-        loaded_peak_kb=peak,
-        ready_after_idle=idle_ready,
-        ready_after_loaded=loaded_ready,
-        populate_seconds=populate_s,
-        requests_while_loaded=requests,
-        reconciles_while_loaded=quiet.get(RECONCILES, 0.0),
-        informer_sync=sync,
-        raw_list=raw,
-    )
+            have = 0
+            for count in pod_counts:
+                populated = populate_pods(server.url, have, count - have)
+                have = count
+                loaded.append(measure_loaded(tmp, have, 0, populated, settle, qps))
+            rounds = range(informer_rounds)
+            sync = [informer_sync_seconds(tmp / "kubeconfig", have) for _ in rounds]
+            raw = [raw_list_seconds(server.url, have) for _ in rounds]
+            if jobs:
+                populated = populate_jobs(server.url, jobs)
+                loaded.append(measure_loaded(tmp, have, jobs, populated, settle, qps))
+    return MemoryResult(bare, kube, idle, idle_ready, loaded, have, sync, raw)
 
 
 def raw_list_seconds(url: str, expect: int) -> float:
-    """One plain LIST of the same pods, parsed: the floor under the informer's figure."""
+    """The same paged LIST the informer sends (500 a page), each page parsed: its floor."""
     client = Http(url, timeout=300)
+    items = 0
+    token = ""
     try:
         start = time.perf_counter()
-        body = client.must("GET", f"{PODS_PATH}?labelSelector={JOB_NAME_LABEL}")
+        while True:
+            query = f"labelSelector={JOB_NAME_LABEL}&limit=500"
+            if token:
+                query += f"&continue={token}"
+            page = client.must("GET", f"{PODS_PATH}?{query}")
+            items += len(page["items"])
+            token = page["metadata"].get("continue") or ""
+            if not token:
+                break
         elapsed = time.perf_counter() - start
     finally:
         client.close()
-    if len(body["items"]) != expect:
-        raise RuntimeError(f"LIST returned {len(body['items'])} pods, expected {expect}")
+    if items != expect:
+        raise RuntimeError(f"LIST returned {items} pods, expected {expect}")
     return elapsed
 
 
 def informer_sync_seconds(kubeconfig: Path, expect: int) -> float:
-    """One of our Informers (as the controller builds it) from start() to has_synced()."""
+    """One of our Informers, built as the controller builds its pod informer (label selector,
+    job index, the compact_pod transform and its list decoder), from start() to has_synced()."""
+    from ascendjob_controller.job.pod_view import compact_pod, decode_pod_list
     from ascendjob_controller.kube.client import PODS, KubeClient
     from ascendjob_controller.kube.informer import Informer
     from ascendjob_controller.reconciler import JOB_INDEX, index_by_job
@@ -764,6 +901,8 @@ def informer_sync_seconds(kubeconfig: Path, expect: int) -> float:
         namespace=NAMESPACE,
         label_selector=JOB_NAME_LABEL,
         indexers={JOB_INDEX: index_by_job},
+        transform=compact_pod,
+        list_decoder=decode_pod_list,
     )
     start = time.perf_counter()
     informer.start()
@@ -780,9 +919,17 @@ def informer_sync_seconds(kubeconfig: Path, expect: int) -> float:
         client.close()
 
 
+def _loaded_row(step: Loaded) -> list[str]:
+    what = f"{step.pods:,} Running pods" + (f" + {step.jobs:,} finished jobs" if step.jobs else "")
+    return [
+        f"controller, {what} cached",
+        f"{step.rss_kb / 1024:.1f}",
+        f"peak {step.peak_kb / 1024:.1f} MB, /readyz after {step.ready_after:.1f} s, "
+        f"creating them took {step.populate_seconds:.1f} s",
+    ]
+
+
 def report_memory(m: MemoryResult) -> None:
-    objects = m.pods + m.jobs
-    grown = m.loaded_kb - m.idle_kb
     mb = 1024.0
     rows = [
         ["python -c pass", f"{m.bare_python_kb / mb:.1f}", "the interpreter alone"],
@@ -796,44 +943,53 @@ def report_memory(m: MemoryResult) -> None:
             f"{m.idle_kb / mb:.1f}",
             f"empty cluster, 4 workers, /readyz after {m.ready_after_idle:.1f} s",
         ],
-        [
-            "controller, caches loaded",
-            f"{m.loaded_kb / mb:.1f}",
-            f"{m.pods} pods + {m.jobs} finished jobs cached, /readyz after "
-            f"{m.ready_after_loaded:.1f} s, peak {m.loaded_peak_kb / mb:.1f} MB",
-        ],
+        *[_loaded_row(step) for step in m.loaded],
     ]
     print_table("Memory: VmRSS of the controller process", ["", "MB", "notes"], rows)
-    print(
-        f"  growth per cached object: {grown / max(1, objects):.2f} KB "
-        f"({grown / mb:.1f} MB for {objects} objects)"
-    )
-    by_method = ", ".join(
-        f"{method} {m.requests_while_loaded[method]:.0f}"
-        for method in METHODS
-        if m.requests_while_loaded[method]
-    )
-    print(
-        f"  loaded controller until quiet: {m.reconciles_while_loaded:.0f} reconciles, "
-        f"{m.requests_while_loaded['']:.0f} API requests ({by_method}); "
-        f"creating the objects took {m.populate_seconds:.1f} s"
-    )
+    pods_only = [step for step in m.loaded if not step.jobs]
+    for step in pods_only:
+        grown = step.rss_kb - m.idle_kb
+        print(
+            f"  KiB per cached Running pod at {step.pods:,} pods: {grown / step.pods:.2f} "
+            f"(RSS growth over idle {grown / mb:.1f} MB; peak growth "
+            f"{(step.peak_kb - m.idle_kb) / step.pods:.2f} KiB per pod)"
+        )
+    with_jobs = [step for step in m.loaded if step.jobs]
+    if with_jobs and pods_only:
+        step, base = with_jobs[-1], pods_only[-1]
+        print(
+            f"  KiB per cached finished AscendJob: {(step.rss_kb - base.rss_kb) / step.jobs:.2f} "
+            f"({step.jobs:,} jobs over the {base.pods:,}-pod controller)"
+        )
+    for step in m.loaded:
+        by_method = ", ".join(
+            f"{method} {step.requests[method]:.0f}" for method in METHODS if step.requests[method]
+        )
+        print(
+            f"  controller over {step.pods:,} pods + {step.jobs:,} jobs until quiet: "
+            f"{step.reconciles:.0f} reconciles, {step.requests['']:.0f} API requests ({by_method});"
+        )
+    report_informer(m)
+
+
+def report_informer(m: MemoryResult) -> None:
     sync, raw = m.informer_sync, m.raw_list
     print_table(
-        f"Informer: LIST + sync of {m.pods} pods (driver process, server in its own process)",
+        f"Informer: LIST + sync of {m.informer_pods} Running pods "
+        "(driver process, server in its own process)",
         ["", "best s", "median s", "pods/s (best)"],
         [
             [
                 "Informer start -> has_synced",
                 f"{min(sync):.2f}",
                 f"{statistics.median(sync):.2f}",
-                f"{m.pods / min(sync):,.0f}",
+                f"{m.informer_pods / min(sync):,.0f}",
             ],
             [
-                "plain LIST + json.loads",
+                "plain paged LIST + json.loads",
                 f"{min(raw):.2f}",
                 f"{statistics.median(raw):.2f}",
-                f"{m.pods / min(raw):,.0f}",
+                f"{m.informer_pods / min(raw):,.0f}",
             ],
         ],
     )
@@ -861,10 +1017,18 @@ def main(argv: list[str] | None = None) -> int:
         help="seconds added to each controller request in "
         "the second throughput comparison (0 skips it)",
     )
-    parser.add_argument("--pods", type=int, default=10_000, help="pods cached in the memory run")
+    parser.add_argument(
+        "--pods",
+        default="10000,50000",
+        help="comma list: Running pods cached in the memory run, one fresh controller each",
+    )
+    parser.add_argument(
+        "--finished-jobs", type=int, default=5_000, help="then finished AscendJobs (0 skips)"
+    )
     args = parser.parse_args(argv)
     if args.quick:
-        args.jobs, args.pods, args.run_seconds, args.rounds = 4, 200, 0.2, 1
+        args.jobs, args.pods, args.run_seconds, args.rounds = 4, "100,200", 0.2, 1
+        args.finished_jobs = 100
     workers = [int(w) for w in args.workers.split(",")]
     timeout = 120.0 + 2.0 * args.jobs
     print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}", flush=True)
@@ -884,7 +1048,8 @@ def main(argv: list[str] | None = None) -> int:
             report_throughput(results, args.run_seconds, args.qps, args.rounds, rtt)
     if args.only in (None, "memory"):
         rounds, settle = (1, 0.5) if args.quick else (3, 2.0)
-        m = bench_memory(args.pods, args.pods // 2, rounds, settle, args.qps)
+        pod_counts = sorted(int(n) for n in args.pods.split(","))
+        m = bench_memory(pod_counts, args.finished_jobs, rounds, settle, args.qps)
         report_memory(m)
     sys.stdout.flush()
     return 0

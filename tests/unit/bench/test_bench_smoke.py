@@ -2,7 +2,8 @@
 
 Not a timing assertion (the project measures speed only in benchmarks): it checks that every
 part runs end to end against real subprocesses, that the numbers it prints are there and sane
-(jobs all Succeeded, memory grew once objects were cached), and that nothing is left running.
+(jobs all Succeeded, memory grew once pods were cached, per-pod figures at both sizes), and
+that nothing is left running.
 """
 
 from __future__ import annotations
@@ -60,23 +61,31 @@ def test_throughput_table_compares_worker_counts(quick_output: str) -> None:
 
 
 @pytest.mark.slow  # runs the benchmark script in real subprocesses
-def test_memory_table_reports_rss_and_per_object_cost(quick_output: str) -> None:
+def test_memory_table_reports_rss_and_per_pod_cost(quick_output: str) -> None:
     bare = _row(quick_output, "python -c pass")[0]
     kube = _row(quick_output, "python -c 'import kubernetes'")[0]
     idle = _row(quick_output, "controller, idle")[0]
-    loaded = _row(quick_output, "controller, caches loaded")
-    assert 0 < bare < kube <= idle < loaded[0]
-    assert loaded[1:3] == [200, 100]  # pods, finished jobs cached
-    per_object = _row(quick_output, "growth per cached object:")
-    assert per_object[0] > 0 and per_object[-1] == 300
-    # Cached objects generate no work: the loaded controller only reads.
-    assert re.search(r"API requests \(GET [0-9]+\);", quick_output), quick_output
+    small = _row(quick_output, "controller, 100 Running pods cached")
+    large = _row(quick_output, "controller, 200 Running pods cached")
+    with_jobs = _row(quick_output, "controller, 200 Running pods + 100 finished jobs cached")
+    assert 0 < bare < kube <= idle < small[0] and idle < large[0] and idle < with_jobs[0]
+    for row in (small, large, with_jobs):
+        assert row[0] <= row[1]  # RSS, then peak RSS
+    for pods in (100, 200):
+        per_pod, grown_mb, peak_per_pod = _row(
+            quick_output, f"KiB per cached Running pod at {pods} pods:"
+        )
+        assert per_pod > 0 and grown_mb > 0 and peak_per_pod >= per_pod
+    per_job = _row(quick_output, "KiB per cached finished AscendJob:")
+    assert per_job[1:] == [100, 200]  # jobs, over the 200-pod controller
+    # Cached objects generate no work: the loaded controllers only read.
+    assert len(re.findall(r"API requests \(GET [0-9]+\);", quick_output)) == 3, quick_output
 
 
 @pytest.mark.slow  # runs the benchmark script in real subprocesses
 def test_informer_sync_is_reported(quick_output: str) -> None:
-    assert "LIST + sync of 200 pods" in quick_output
-    for label in ("Informer start -> has_synced", "plain LIST + json.loads"):
+    assert "LIST + sync of 200 Running pods" in quick_output
+    for label in ("Informer start -> has_synced", "plain paged LIST + json.loads"):
         best, median, rate = _row(quick_output, label)
         assert 0 <= best <= median and rate > 0
 
