@@ -30,3 +30,17 @@ def loads(raw: bytes | str) -> Any:
         except orjson.JSONDecodeError:
             pass
     return json.loads(data)
+
+
+def identical(a: Any, b: Any) -> bool:
+    """`a` and `b` are the same JSON document, types included (1 is neither 1.0 nor True).
+
+    Python's `==` alone says 1 == 1.0 == True; the encoded bytes tell them apart. False when
+    unsure (say, the same keys in another order): callers then compare the slow way.
+    """
+    if a != b:
+        return False
+    try:
+        return orjson.dumps(a) == orjson.dumps(b)
+    except (TypeError, orjson.JSONEncodeError):
+        return False

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ascendjob_controller.localcluster import fastjson
+
 PathElem = tuple[str, str]
 FieldPath = tuple[PathElem, ...]
 ListType = tuple[str, tuple[str, ...]]  # ("atomic"|"set"|"map", map keys)
@@ -215,6 +217,8 @@ def _compare(
     if isinstance(lhs if lhs is not _MISSING else rhs, list):
         granular_list = schema.list_type(spath)[0] != "atomic"
     both_or_one = [v for v in (lhs, rhs) if v is not _MISSING]
+    if len(both_or_one) == 2 and isinstance(lhs, dict | list) and fastjson.identical(lhs, rhs):
+        return  # nothing below changed: skip the walk (most of an update's tree)
     if all(isinstance(v, dict) for v in both_or_one) and not schema.atomic_map(spath):
         left = lhs if isinstance(lhs, dict) else {}
         right = rhs if isinstance(rhs, dict) else {}

@@ -66,3 +66,19 @@ json_values = st.recursive(
 def test_any_document_round_trips_as_with_json(value: Any) -> None:
     raw = json.dumps(value, ensure_ascii=False).encode("utf-8", "surrogatepass")
     assert _same(fastjson.loads(raw), json.loads(raw))
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ({"a": [1, {"b": "c"}]}, {"a": [1, {"b": "c"}]}, True),
+        ({"a": 1}, {"a": 1.0}, False),  # equal to Python, another JSON document
+        ({"a": True}, {"a": 1}, False),
+        ([0], [False], False),
+        ({"a": 1}, {"a": 2}, False),
+        ({"a": 1, "b": 2}, {"b": 2, "a": 1}, False),  # unsure: the caller compares slowly
+        ({"n": 2**70}, {"n": 2**70}, False),  # beyond orjson: unsure
+    ],
+)
+def test_identical_tells_types_apart_and_is_never_wrongly_true(a: Any, b: Any, same: bool) -> None:
+    assert fastjson.identical(a, b) is same
