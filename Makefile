@@ -84,9 +84,10 @@ bench-localcluster: venv ## Benchmark the embedded API server.
 	$(BIN)/python hack/bench_localcluster.py
 
 .PHONY: bench
-bench: bench-localcluster ## Run every benchmark (API server, controller throughput/memory/informer, rank table).
+bench: bench-localcluster ## Run every benchmark (API server, controller throughput/memory/informer, peers, latency, rank table).
 	$(BIN)/python hack/bench_controller.py
 	$(BIN)/python hack/bench_peers.py
+	$(BIN)/python hack/bench_latency.py
 	$(BIN)/python hack/bench_ranktable.py
 
 .PHONY: fuzz
