@@ -13,13 +13,15 @@
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import threading
 import time
-from collections import OrderedDict
+from collections import deque
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from cachetools import LRUCache
 
@@ -33,9 +35,8 @@ NORMAL = "Normal"
 WARNING = "Warning"
 
 
-@dataclass(frozen=True)
-class EventKey:
-    """What makes two events "identical"."""
+class EventKey(NamedTuple):
+    """What makes two events "identical" (a tuple: hashed in C, it is a dict key per event)."""
 
     uid: str
     kind: str
@@ -163,7 +164,16 @@ class EventRecorder:
         self._buckets: LRUCache[str, TokenBucket] = LRUCache(maxsize=4096)
         self._max_pending = max_pending
         self._clock = clock
-        self._pending: OrderedDict[EventKey, _Pending] = OrderedDict()
+        self._pending: dict[EventKey, _Pending] = {}
+        # Which pending keys to look at, so the sender never scans every pending event: keys
+        # that may go now, in arrival order, and a heap of (not before, seq, key) for those
+        # an object's rate limit holds back. Stale entries are skipped when taken.
+        self._ready: deque[EventKey] = deque()
+        self._later: list[tuple[float, int, EventKey]] = []
+        self._seq = itertools.count()
+        # Per object, the last retry slot handed out: events an object's rate limit refused
+        # are retried one per 1/qps, each once, instead of all of them at every token.
+        self._slots: LRUCache[str, float] = LRUCache(maxsize=4096)
         self._cond = threading.Condition()
         self._stopping = False
         self._sending = False
@@ -180,14 +190,15 @@ class EventRecorder:
             with self._cond:
                 pending = self._pending.get(key)
                 if pending is not None:
-                    pending.count += 1
+                    pending.count += 1  # coalesced: nothing new for the sender to do
                     pending.involved = involved
                 elif len(self._pending) >= self._max_pending or self._stopping:
                     self.dropped += 1
                     return
                 else:
                     self._pending[key] = _Pending(involved, 1, 0.0)
-                self._cond.notify()
+                    self._ready.append(key)
+                    self._cond.notify()
         except Exception:
             log.exception("could not record event", extra={"reason": reason})
 
@@ -233,19 +244,37 @@ class EventRecorder:
         """Block until some pending events may be sent now; None when stopped and flushed."""
         with self._cond:
             while True:
-                now = self._clock()
-                ready = [(k, p) for k, p in self._pending.items() if p.not_before <= now]
                 if self._stopping:
                     ready = list(self._pending.items())  # flush, ignoring the rate limit
+                    self._pending.clear()
+                    self._ready.clear()
+                    self._later.clear()
                     if not ready:
                         return None
+                else:
+                    ready = self._due(self._clock())
                 if ready:
-                    for key, _ in ready:
-                        del self._pending[key]
                     self._sending = True
                     return ready
-                waits = [p.not_before - now for p in self._pending.values()]
-                self._cond.wait(min(waits) if waits else None)
+                wait = self._later[0][0] - self._clock() if self._later else None
+                self._cond.wait(None if wait is None else max(wait, 0.0))
+
+    def _due(self, now: float) -> list[tuple[EventKey, _Pending]]:
+        """Take the pending events that may be sent at `now` (caller holds the lock)."""
+        while self._later and self._later[0][0] <= now:
+            self._ready.append(heapq.heappop(self._later)[2])
+        ready: list[tuple[EventKey, _Pending]] = []
+        while self._ready:
+            key = self._ready.popleft()
+            pending = self._pending.get(key)
+            if pending is None:
+                continue  # sent already: a stale entry
+            if pending.not_before > now:
+                heapq.heappush(self._later, (pending.not_before, next(self._seq), key))
+                continue
+            del self._pending[key]
+            ready.append((key, pending))
+        return ready
 
     def _bucket(self, uid: str) -> TokenBucket:
         bucket = self._buckets.get(uid)
@@ -255,11 +284,15 @@ class EventRecorder:
         return bucket
 
     def _send(self, key: EventKey, pending: _Pending) -> None:
-        if not self._stopping and not self._bucket(key.uid or key.name).try_take():
+        source = key.uid or key.name
+        if not self._stopping and not self._bucket(source).try_take():
             with self._cond:
                 again = self._pending.setdefault(key, _Pending(pending.involved, 0, 0.0))
                 again.count += pending.count
-                again.not_before = self._clock() + 1.0 / self._qps
+                slot = max(self._slots.get(source, 0.0), self._clock()) + 1.0 / self._qps
+                self._slots[source] = slot
+                again.not_before = slot
+                heapq.heappush(self._later, (again.not_before, next(self._seq), key))
             return
         try:
             self._write(key, pending)

@@ -146,3 +146,18 @@ def test_pending_is_bounded() -> None:
     assert rec.dropped >= 30
     api.gate.set()
     rec.stop(30)
+
+
+def test_many_distinct_events_of_one_object_drain_at_its_rate_none_lost() -> None:
+    """A 1,000-pod job's SuccessfulCreatePod events: distinct messages, one object. Past the
+    burst they wait for the object's rate limit (the sender takes them from a heap rather
+    than rescanning every pending event on each wake-up) and every one is sent once."""
+    api = FakeEventsApi()
+    rec = recorder(api, qps=2000.0, burst=25)
+    for i in range(1000):
+        rec.event(JOB, "Normal", "SuccessfulCreatePod", f"Created pod: p-{i}")
+    assert rec.flush(30)
+    rec.stop(30)
+    messages = sorted(e["message"] for e in api.events.values())
+    assert messages == sorted(f"Created pod: p-{i}" for i in range(1000))
+    assert api.calls == ["create"] * 1000
