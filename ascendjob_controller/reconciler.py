@@ -2,8 +2,12 @@
 
 Every decision lives in the pure `job/` package; this module only does I/O, in this order:
 adoptions, creates (Service and PodGroup come first in the plan), deletes, the status write,
-the job's events (only once that status is stored, so a 409 and re-plan announce a transition
-once), and finally a TTL deletion of the job itself. Reads come from the informer caches
+the deletes of failed pods whose restart that status records (only once it is stored), the
+job's events (likewise, so a 409 and re-plan announce a transition once), and finally a TTL
+deletion of the job itself. When an answer shows what the caches will show only a watch
+event later (a created Service's ClusterIP, a pod its delete removed at once), the job is
+planned again in the same reconcile (`_follow_up`): a failed pod's replacement is created
+one status write, one delete and one create after the failure is seen. Reads come from the informer caches
 only; the one read from the API server is none at all in steady state.
 
 Expectations guard against a stale cache: before a create or delete we record the child we
