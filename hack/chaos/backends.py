@@ -156,6 +156,7 @@ class RealBed:
             "proxy_requests": proxy.requests,
             "proxy_watches": proxy.watches,
             "proxy_upstream_errors": proxy.upstream_errors,
+            "proxy_latency": {k: _spread(v) for k, v in proxy.latency.items()},
             "monitor_relists": self.feed.relists if self.feed is not None else 0,
         }
 
@@ -245,6 +246,19 @@ class WatchFeed:
             watcher.interrupt()
         for thread in self._threads:
             thread.join(timeout=10)
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    """p50, p99 and max of some durations, in seconds (0 when there are none)."""
+    if not values:
+        return {"n": 0, "p50": 0.0, "p99": 0.0, "max": 0.0}
+    ranked = sorted(values)
+    return {
+        "n": len(ranked),
+        "p50": ranked[len(ranked) // 2],
+        "p99": ranked[min(len(ranked) - 1, int(0.99 * len(ranked)))],
+        "max": ranked[-1],
+    }
 
 
 def _quiet(fn: Any, default: int) -> int:

@@ -32,6 +32,7 @@ import socket
 import ssl
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -116,6 +117,9 @@ class FaultProxy:
         self.requests = 0  # answers relayed from upstream (not watches)
         self.watches = 0  # watches streamed from upstream
         self.upstream_errors = 0  # requests answered 503 because the server could not be reached
+        # seconds from a request's arrival to its answer, relayed requests only: all of them,
+        # and the Lease ones (is a lost lease the server's and proxy's latency, or the replica's?)
+        self.latency: dict[str, list[float]] = {"all": [], "leases": []}
         self._watches: set[_Watch] = set()
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _Handler)
@@ -136,9 +140,14 @@ class FaultProxy:
             return http.client.HTTPSConnection(host, port, timeout=timeout, context=self.context)
         return http.client.HTTPConnection(host, port, timeout=timeout)
 
-    def count(self, what: str) -> None:
-        """One more of `what`: "request" (relayed), "watch" (streamed) or "upstream_error"."""
+    def count(self, what: str, seconds: float = 0.0, resource: str = "") -> None:
+        """One more of `what`: "request" (relayed, in `seconds`), "watch" (streamed) or
+        "upstream_error"."""
         with self._lock:
+            if what == "request":
+                self.latency["all"].append(seconds)
+                if resource.startswith("leases"):
+                    self.latency["leases"].append(seconds)
             if what == "watch":
                 self.watches += 1
             elif what == "upstream_error":
@@ -204,12 +213,15 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle(self) -> None:
         proxy = self.server.proxy
+        self._began = time.monotonic()
+        self._resource = ""
         try:
             body = self._read_body()
             route = classify(self.command, self.path)
             if route is None:
                 self._forward(body)
                 return
+            self._resource = route.resource
             code = proxy.faults.failure_for(route.verb, route.resource)
             if code is not None:
                 err = injected(code)
@@ -258,7 +270,7 @@ class _Handler(BaseHTTPRequestHandler):
                 status = ApiError(503, "ServiceUnavailable", "chaos fault proxy: upstream failed")
                 self._send(503, json.dumps(status.status()).encode(), {"Retry-After": "1"})
                 return
-            proxy.count("request")
+            proxy.count("request", time.monotonic() - self._began, self._resource)
             self._send(resp.status, data, _relayed(resp))
             return
 

@@ -69,11 +69,17 @@ def _bed_lines(result: Result) -> list[str]:
     extra = result.bed_extra
     if not extra:
         return []
-    return [
+    lines = [
         f"  fault proxy: {extra['proxy_requests']} requests and {extra['proxy_watches']} "
         f"watches relayed, {extra['proxy_upstream_errors']} upstream errors; monitor "
         f"relists: {extra['monitor_relists']}"
     ]
+    for what, spread in extra.get("proxy_latency", {}).items():
+        lines.append(
+            f"  proxy arrival -> answer ({what}, n={spread['n']}): p50 {spread['p50']:.3f} s, "
+            f"p99 {spread['p99']:.3f} s, max {spread['max']:.3f} s"
+        )
+    return lines
 
 
 def _kinds_lines(result: Result) -> list[str]:
