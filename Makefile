@@ -98,6 +98,10 @@ fuzz: venv ## Fuzz: 300 mutated AscendJobs POSTed raw at the controller (FUZZ_AR
 chaos: venv ## Chaos: 500 jobs of known outcome, 2 leader-elected replicas, API faults, 10 leader SIGKILLs (CHAOS_ARGS="--seed N --jobs N --kills N --quick"; docs/chaos.md).
 	$(BIN)/python -m hack.chaos $(CHAOS_ARGS)
 
+.PHONY: chaos-real
+chaos-real: venv real-cluster-bin ## The same chaos run on a real kube-apiserver, the replicas behind a fault proxy (docs/chaos.md).
+	$(BIN)/python -m hack.chaos --backend real $(CHAOS_ARGS)
+
 .PHONY: clean
 clean: ## Remove the virtual environment and caches.
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache *.egg-info
