@@ -7,8 +7,8 @@ job's events (likewise, so a 409 and re-plan announce a transition once), and fi
 deletion of the job itself. When an answer shows what the caches will show only a watch
 event later (a created Service's ClusterIP, a pod its delete removed at once), the job is
 planned again in the same reconcile (`_follow_up`): a failed pod's replacement is created
-one status write, one delete and one create after the failure is seen. Reads come from the informer caches
-only; the one read from the API server is none at all in steady state.
+one status write, one delete and one create after the failure is seen. Reads come from the
+informer caches only; the one read from the API server is none at all in steady state.
 
 Expectations guard against a stale cache: before a create or delete we record the child we
 expect to see, the pod/service informers mark it observed, and until every expectation of a
