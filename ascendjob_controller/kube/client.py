@@ -28,6 +28,7 @@ import os
 import random
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
@@ -320,36 +321,45 @@ class KubeClient:
         transform: Callable[[JSON], JSON] | None,
         decode: Callable[[bytes], JSON] | None,
     ) -> JSON:
-        """One paged (limit > 0) or unpaged list; _ContinueExpired when a token expired."""
+        """One paged (limit > 0) or unpaged list; _ContinueExpired when a token expired.
+
+        The next page is requested as soon as a page's continue token is known, on a helper
+        thread, so the server renders it while this one is transformed: at most two pages
+        are held at a time.
+        """
         path = res.api_path(namespace)
-        decode = decode or json.loads
-        items: list[JSON] = []
-        token: str | None = None
-        while True:
+        load = decode or json.loads
+
+        def fetch(token: str | None) -> JSON:
             query = [*base, ("limit", str(limit))] if limit else list(base)
             if token:
                 query.append(("continue", token))
             try:
                 data = self._request("GET", path, query=query, idempotent=True).data
-                page = decode(data) if data else {}
-                del data
             except ApiError as e:
                 if token and is_gone(e):
                     raise _ContinueExpired() from e
                 raise
-            page_items = page.get("items") or []
-            items.extend(map(transform, page_items) if transform else page_items)
-            del page_items
-            meta = page.get("metadata") or {}
-            token = meta.get("continue") or None
-            if not token:
-                return {
-                    "apiVersion": page.get("apiVersion", res.api_version),
-                    "kind": page.get("kind", f"{res.kind}List"),
-                    "metadata": {"resourceVersion": meta.get("resourceVersion", "")},
-                    "items": items,
-                }
-            del page
+            return load(data) if data else {}
+
+        items: list[JSON] = []
+        page = fetch(None)
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="list-ahead") as ahead:
+            while True:
+                meta = page.get("metadata") or {}
+                token = meta.get("continue") or None
+                following = ahead.submit(fetch, token) if token else None
+                page_items = page.get("items") or []
+                items.extend(map(transform, page_items) if transform else page_items)
+                if following is None:
+                    return {
+                        "apiVersion": page.get("apiVersion", res.api_version),
+                        "kind": page.get("kind", f"{res.kind}List"),
+                        "metadata": {"resourceVersion": meta.get("resourceVersion", "")},
+                        "items": items,
+                    }
+                del page, page_items
+                page = following.result()
 
     def watch(
         self,

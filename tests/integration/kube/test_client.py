@@ -92,7 +92,7 @@ def test_list_merges_pages_and_filters(bare_cluster: Any) -> None:
 
 def test_list_transforms_each_page_as_it_arrives(bare_cluster: Any) -> None:
     """The informer's cache transform runs per page, so a large list never holds every
-    full object at once: by the time page 2 is requested, page 1 is already transformed."""
+    full object at once: page 1 is transformed before page 3 is requested."""
     client = make_client(bare_cluster)
     ns = fresh_namespace(client)
     for i in range(7):
@@ -107,7 +107,9 @@ def test_list_transforms_each_page_as_it_arrives(bare_cluster: Any) -> None:
     listed = client.list(CONFIGMAPS, ns, limit=3, transform=transform)
     assert [o["metadata"]["name"] for o in listed["items"]] == [f"t{i}" for i in range(7)]
     assert all(o == {"metadata": o["metadata"], "small": True} for o in listed["items"])
-    assert lists_seen == [1, 1, 1, 2, 2, 2, 3], "each page transformed before the next LIST"
+    # The next page may already be on its way (fetched ahead), never the one after it.
+    pages = [1, 1, 1, 2, 2, 2, 3]
+    assert all(page <= seen <= page + 1 for page, seen in zip(pages, lists_seen, strict=True))
 
 
 @pytest.mark.parametrize("expiries", [1, 2])
