@@ -48,8 +48,11 @@ def ascend_job(workers: int, resource: str, annotations: dict[str, str]) -> dict
     """A pytorch AscendJob whose Master and Workers each request 8 of `resource`."""
 
     def spec(replicas: int) -> dict[str, Any]:
-        limits = {resource: 8}
-        main = {"name": "ascend", "image": "train", "resources": {"requests": limits}}
+        npus = {resource: 8}
+        # Requests and an equal limit, as kube-apiserver (and our validation) demand for an
+        # extended resource; with requests alone the job is invalid and the table initializing.
+        resources = {"requests": dict(npus), "limits": dict(npus)}
+        main = {"name": "ascend", "image": "train", "resources": resources}
         return {"replicas": replicas, "template": {"spec": {"containers": [main]}}}
 
     return {
