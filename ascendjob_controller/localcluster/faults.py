@@ -11,7 +11,6 @@ import random
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 
 @dataclass
@@ -21,6 +20,13 @@ class _FailRule:
     code: int
     percent: float
     remaining: int | None
+
+
+@dataclass
+class _LatencyRule:
+    seconds: float
+    verb: str | None
+    remaining: int | None  # None: every matching request
 
 
 def resource_matches(wanted: str | None, resource: str) -> bool:
@@ -37,7 +43,7 @@ class Faults:
         self._lock = threading.Lock()
         self._rand = random.Random(seed)
         self._fail: list[_FailRule] = []
-        self._latency: list[list[Any]] = []  # [seconds, verb or None, requests left or None]
+        self._latency: list[_LatencyRule] = []
         self._expire_next = 0
         self._expire_for: list[str] = []  # plurals whose next watch gets a 410
         self.watch_epoch = 0  # bumped by drop_watches; open watches end when it changes
@@ -61,7 +67,7 @@ class Faults:
     def latency(self, seconds: float, verb: str | None = None, count: int | None = None) -> None:
         """Delay requests (of `verb`) by `seconds`: all of them, or the next `count`."""
         with self._lock:
-            self._latency.append([seconds, verb, count])
+            self._latency.append(_LatencyRule(seconds, verb, count))
 
     def drop_watches(self) -> None:
         with self._lock:
@@ -112,11 +118,10 @@ class Faults:
         with self._lock:
             total = 0.0
             for rule in self._latency:
-                seconds, rule_verb, left = rule
-                if (rule_verb is None or rule_verb == verb) and left != 0:
-                    total += seconds
-                    if left is not None:
-                        rule[2] = left - 1
+                if rule.verb in (None, verb) and rule.remaining != 0:
+                    total += rule.seconds
+                    if rule.remaining is not None:
+                        rule.remaining -= 1
             return total
 
     def take_expire(self, resource: str = "") -> bool:
