@@ -248,6 +248,21 @@ class WideResult:
     load: tuple[str, str]
 
 
+def settled_metrics(ctl: bc.Controller, before: dict[str, float], posts: int) -> dict[str, float]:
+    """The controller's metrics once it has counted `posts` POSTs, or after 10 s.
+
+    A pod is seen ADDED as soon as the server stores it, a moment before the controller's
+    client counts the response; under load that moment can exceed a fixed pause.
+    """
+    key = f"{bc.REQUESTS}:POST"
+    deadline = time.monotonic() + 10.0
+    while True:
+        after = ctl.metrics()
+        if after.get(key, 0.0) - before.get(key, 0.0) >= posts or time.monotonic() > deadline:
+            return after
+        time.sleep(0.1)
+
+
 def bench_wide(workers: int, rtt: float, profile: Path | None = None) -> WideResult:
     """One job with `workers` Workers: POST -> every pod ADDED, with `rtt` per request."""
     with tempfile.TemporaryDirectory(prefix="bench-wide-") as tmp_name:
@@ -271,8 +286,7 @@ def bench_wide(workers: int, rtt: float, profile: Path | None = None) -> WideRes
                 client.close()
                 with watch.changed:
                     seen = sorted(watch.added.values())
-                time.sleep(0.5)
-                after = ctl.metrics()
+                after = settled_metrics(ctl, before, expected + 1)
             finally:
                 watch.close()
     requests = {

@@ -164,7 +164,10 @@ def test_configmap_is_created_first_then_completed_and_follows_a_replacement(
     }
     assert int(done["version"]) > 0
     # Once per change, not once per pod event: the create, then the completed table, though
-    # the pods were written nine times meanwhile.
+    # the pods were written nine times meanwhile. The counter is raised after the server
+    # answers, so the table can be read a moment before its write is counted: wait for the
+    # count to reach 2, then require exactly 2 (every pod event preceded the completed table).
+    wait_for(lambda: configmap_writes() - writes_before >= 2 or None, "two ConfigMap writes")
     assert configmap_writes() - writes_before == 2
 
     # Worker 1 is killed (137 under ExitCode): initializing while it is replaced...
