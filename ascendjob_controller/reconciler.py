@@ -32,6 +32,13 @@ import structlog
 from ascendjob_controller import metrics
 from ascendjob_controller.job import plan as planning
 from ascendjob_controller.job import ranktable
+from ascendjob_controller.job.child_events import (
+    CREATE,
+    DELETE,
+    FORCE_DELETE,
+    ChildAction,
+    child_events,
+)
 from ascendjob_controller.job.desired import owner_reference
 from ascendjob_controller.job.ranktable_targets import RankTableTargets, targets_of
 from ascendjob_controller.job.types import (
@@ -98,6 +105,8 @@ class _Outcome:
     #: uids of pods the last plan deleted and the server removed at once (no grace period).
     removed_pods: list[str] = field(default_factory=list)
     job: dict[str, Any] | None = None  # the job as our status write returned it
+    #: The children the last plan created or deleted, announced together when it is done.
+    actions: list[ChildAction] = field(default_factory=list)
     creates: int = 0
     deletes: int = 0
     status_written: bool = False
@@ -410,7 +419,7 @@ class JobReconciler:
         key = object_key(job)
         labels = self._metric_labels(job)
         outcome = outcome or _Outcome()
-        outcome.services, outcome.removed_pods = [], []
+        outcome.services, outcome.removed_pods, outcome.actions = [], [], []
         failures = outcome.failures
         outcome.note(plan)
 
@@ -429,10 +438,9 @@ class JobReconciler:
             self._expectations.expect_creations(key, [object_key(body) for body in creates])
         # Services and PodGroups first (the plan orders them so), one at a time; then the pods.
         for body in [b for b in creates if b.get("kind") != "Pod"]:
-            failures.extend(self._create(job, body, labels, bound, outcome.services))
-        failures.extend(
-            self._create_pods(job, [b for b in creates if b.get("kind") == "Pod"], labels, bound)
-        )
+            failures.extend(self._create(job, body, labels, bound, outcome))
+        pods = [b for b in creates if b.get("kind") == "Pod"]
+        failures.extend(self._create_pods(job, pods, labels, bound, outcome))
 
         deletes = [(ref, False) for ref in plan.deletes]
         deletes += [(ref, True) for ref in plan.force_deletes]
@@ -459,11 +467,15 @@ class JobReconciler:
             self._expectations.expect_deletions(key, [f"{r.namespace}/{r.name}" for r in refs])
             for ref in refs:
                 failures.extend(self._delete_child(job, ref, labels, bound, outcome))
-        if stored:
-            if plan.restarted:
-                metrics.JOBS_RESTARTED.labels(**labels).inc(plan.restarted)
-            for event in plan.events:
-                self._emit(job, event)
+        if stored and plan.restarted:
+            metrics.JOBS_RESTARTED.labels(**labels).inc(plan.restarted)
+        # What the children went through, and the transition if its status is stored.
+        terminal = stored and plan.status is not None and plan.state in (SUCCEEDED, FAILED)
+        terminal = terminal and plan.previous_state != plan.state
+        for event in child_events(
+            outcome.actions, plan.events if stored else (), terminal=terminal
+        ):
+            self._emit(job, event)
 
         if plan.delete_job and not failures:
             failures.extend(self._delete_job(job, bound))
@@ -475,6 +487,7 @@ class JobReconciler:
         bodies: list[dict[str, Any]],
         labels: dict[str, str],
         bound: Any,
+        outcome: _Outcome,
     ) -> list[str]:
         """Create pods in slow-start batches (1, 2, 4, ... up to MAX_PARALLEL_CREATES at once).
 
@@ -488,10 +501,12 @@ class JobReconciler:
         while start < len(bodies) and not failures:
             batch = bodies[start : start + size]
             if len(batch) == 1:
-                results = [self._create(job, batch[0], labels, bound)]
+                results = [self._create(job, batch[0], labels, bound, outcome)]
             else:
                 results = list(
-                    self._create_pool.map(lambda b: self._create(job, b, labels, bound), batch)
+                    self._create_pool.map(
+                        lambda b: self._create(job, b, labels, bound, outcome), batch
+                    )
                 )
             failures.extend(f for result in results for f in result)
             start += len(batch)
@@ -507,7 +522,7 @@ class JobReconciler:
         body: dict[str, Any],
         labels: dict[str, str],
         bound: Any,
-        services: list[dict[str, Any]] | None = None,
+        outcome: _Outcome,
     ) -> list[str]:
         key, ckey = object_key(job), object_key(body)
         kind = body.get("kind", "")
@@ -529,11 +544,12 @@ class JobReconciler:
                 )
             return [f"create {kind} {ckey}: {err}"]
         bound.info("child_created", kind=kind, child=ckey)
-        if kind == "Service" and services is not None and isinstance(created, dict):
-            services.append(created)
+        if kind == "Service" and isinstance(created, dict):
+            outcome.services.append(created)
         if kind == "Pod":
             metrics.PODS_CREATED.labels(**labels).inc()
-        self._emit(job, planning.event_for_create(body))
+        # list.append is atomic: the pool's threads may record side by side.
+        outcome.actions.append(ChildAction(CREATE, kind, str(body["metadata"]["name"])))
         return []
 
     def _delete_child(
@@ -569,7 +585,7 @@ class JobReconciler:
             metrics.PODS_DELETED.labels(**labels).inc()
             if ref.uid and _removed_at_once(answer):
                 outcome.removed_pods.append(ref.uid)
-        self._emit(job, planning.event_for_delete(ref, forced=force))
+        outcome.actions.append(ChildAction(FORCE_DELETE if force else DELETE, ref.kind, ref.name))
         return []
 
     # -- the rank table ----------------------------------------------------------------------

@@ -11,12 +11,13 @@ How the reconciler executes a Plan:
   - adopts: add our controller ownerReference (`desired.owner_reference`) to each orphan;
   - creates in the given order (Service and PodGroup before pods), deletes (with the uid as a
     precondition), force_deletes (grace period 0), deletes_after_status once the status is
-    stored (below), each through expectations, emitting
-    `event_for_create` / `event_for_delete` on success and FailedCreatePod on an API error;
+    stored (below), each through expectations, announcing what succeeded with
+    `child_events.child_events` (one Event per reason per plan) and each failed pod create
+    with FailedCreatePod;
   - status through the status subresource with the resourceVersion of the job planned from;
     on 409 re-read and re-plan, never overwrite;
   - events: job-level transitions, already de-duplicated (each is planned once, on the
-    reconcile that makes the transition);
+    reconcile that makes the transition); a terminal one also names the cleanup deletes;
   - delete_job: delete the AscendJob (propagation Background) when its TTL expired;
   - requeue_after: add_after(key, requeue_after) for the next deadline.
 
@@ -174,22 +175,6 @@ class Plan:
     #: Failed pods whose restart this plan counts in `status`: deleted only once that status
     #: is stored, never before (see "Record, then act" in the module docstring).
     deletes_after_status: tuple[ChildRef, ...] = ()
-
-
-# --- events the reconciler emits once an API call succeeded --------------------------------------
-def event_for_create(body: dict[str, Any]) -> EventSpec:
-    kind = body.get("kind", "Object")
-    name = dig(body, "metadata", "name")
-    return EventSpec(NORMAL, f"SuccessfulCreate{kind}", f"Created {kind.lower()}: {name}")
-
-
-def event_for_delete(ref: ChildRef, *, forced: bool = False) -> EventSpec:
-    if forced:
-        text = f"Force-deleted pod {ref.name}: stuck terminating, its node is gone"
-        return EventSpec(WARNING, EVENT_FORCE_DELETE, text)
-    return EventSpec(
-        NORMAL, f"SuccessfulDelete{ref.kind}", f"Deleted {ref.kind.lower()}: {ref.name}"
-    )
 
 
 # --- ownership -----------------------------------------------------------------------------------
@@ -851,7 +836,5 @@ __all__ = [
     "EventSpec",
     "Plan",
     "PlanOptions",
-    "event_for_create",
-    "event_for_delete",
     "plan",
 ]

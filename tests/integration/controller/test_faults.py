@@ -55,7 +55,15 @@ def test_failed_pod_create_is_reported_and_retried(
     kubelet.succeed_all(pods)
     wait_state(kube, ns, "fc", "Succeeded")
     created = [e for e in job_events(kube, ns, "fc") if e["reason"] == "SuccessfulCreatePod"]
-    assert sum(int(e.get("count") or 1) for e in created) == 2
+    # One Event per plan names its pods ("Created pod: x" or "Created 2 pods: x, y"): each
+    # pod is named exactly once.
+    named = [
+        name
+        for e in created
+        for _ in range(int(e.get("count") or 1))
+        for name in e["message"].split(": ", 1)[1].split(", ")
+    ]
+    assert sorted(named) == ["fc-master-0", "fc-worker-0"], [e["message"] for e in created]
 
 
 @pytest.mark.local_only("injects faults through the embedded server's hooks")

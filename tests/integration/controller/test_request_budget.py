@@ -86,9 +86,10 @@ def test_created_to_succeeded_request_budget_and_no_loop(
     print("controller requests:", controller, "status writes:", status_writes)
     # The bound, stated: creates = 1 Service + 2 pods; status writes = the first status
     # (Created) plus at most one per pod phase change the test made (4); events = one per
-    # child created (3) plus JobSucceeded. Nothing is deleted (cleanPodPolicy None) and
-    # nothing is read: the reconciler works from its caches.
-    creates, needed_status, events = 3, 1 + 4, 3 + 1
+    # reason per plan: SuccessfulCreateService, SuccessfulCreatePod naming both pods (they are
+    # created in the Service's reconcile), and JobSucceeded. Nothing is deleted
+    # (cleanPodPolicy None) and nothing is read: the reconciler works from its caches.
+    creates, needed_status, events = 3, 1 + 4, 2 + 1
     assert controller["get"] == 0 and controller["list"] == 0, controller
     assert controller["delete"] == 0, controller
     assert status_writes <= needed_status, status_writes

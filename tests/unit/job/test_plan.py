@@ -10,8 +10,6 @@ import pytest
 from ascendjob_controller.job.plan import (
     ChildRef,
     PlanOptions,
-    event_for_create,
-    event_for_delete,
     plan,
 )
 from ascendjob_controller.job.types import format_time
@@ -127,18 +125,6 @@ def test_creates_carry_owner_refs_and_operator_name() -> None:
         ref = body["metadata"]["ownerReferences"][0]
         assert (ref["uid"], ref["controller"], ref["blockOwnerDeletion"]) == (UID, True, True)
         assert body["metadata"]["labels"]["training.kubeflow.org/operator-name"] == "op-x"
-
-
-def test_event_helpers() -> None:
-    body = {"kind": "Pod", "metadata": {"name": "p1"}}
-    assert event_for_create(body).reason == "SuccessfulCreatePod"
-    assert event_for_create({"kind": "Service", "metadata": {"name": "s"}}).reason == (
-        "SuccessfulCreateService"
-    )
-    ref = ChildRef("Pod", "ns1", "p1", "u")
-    assert event_for_delete(ref).reason == "SuccessfulDeletePod"
-    assert event_for_delete(ref).type == "Normal"
-    assert event_for_delete(ref, forced=True).type == "Warning"
 
 
 # --- idle reconciles -------------------------------------------------------------------------
