@@ -7,11 +7,14 @@ built like the status write:
   changes nothing in the table writes nothing. After a restart the first publish reads what is
   stored and keeps its `version` when the content is the same.
 - **`version` is the Unix time at which the content last changed** (the real operator writes
-  the previous save's time, and 0 after a restart).
+  the previous save's time, and 0 after a restart), including the ConfigMap created with
+  `initializing`. A stored copy without a readable version is rewritten with one.
 - **Failures are returned**, never raised: the reconciler turns them into a Warning Event and a
   retry with back-off, and `ascendjob_ranktable_writes_total{result="error"}` counts them.
 - **Files are replaced atomically** (a temporary file in the same directory, then rename), so a
-  reader never sees half a table. Files are 0644 and the directory 0744, as MindCluster's.
+  reader never sees half a table: hccl.json first, then version, so a reader that sees a new
+  version finds its table. A write that fails or stops between the two is rewritten whole
+  (`TORN`, `_stored_file`). Files are 0644 and the directory 0744, as MindCluster's.
 """
 
 from __future__ import annotations
@@ -51,6 +54,12 @@ class Published:
     version: str
 
 
+#: Remembered after a failed file write. It matches no table (`dumps` never returns ""), so the
+#: retry rewrites both files instead of reading back a pair the failure may have torn (a new
+#: hccl.json beside the old version), which would look unchanged and keep a stale version.
+TORN = Published("", "")
+
+
 class RankTableWriter:
     """Keeps each job's stored rank table equal to the one computed from its pods."""
 
@@ -79,6 +88,8 @@ class RankTableWriter:
         if not targets.create_configmap or targets.configmap is None or uid in self._ensured:
             return []
         namespace = job["metadata"]["namespace"]
+        # Its content is set now, so its version is now: a reader sees the first table change.
+        created = Published(INITIALIZING, self._stamp())
         body = {
             "apiVersion": "v1",
             "kind": "ConfigMap",
@@ -87,7 +98,7 @@ class RankTableWriter:
                 "namespace": namespace,
                 "ownerReferences": [owner_reference(parse_job(job))],
             },
-            "data": {HCCL_KEY: INITIALIZING, VERSION_KEY: "0"},
+            "data": {HCCL_KEY: created.content, VERSION_KEY: created.version},
         }
         try:
             self._client.create(CONFIGMAPS, namespace, body)
@@ -98,7 +109,7 @@ class RankTableWriter:
         else:
             metrics.RANKTABLE_WRITES.labels(target="configmap", result="success").inc()
             # What we just stored: the first publish needs no read to compare with it.
-            self._remember(self._configmaps, job, Published(INITIALIZING, "0"))
+            self._remember(self._configmaps, job, created)
             log.info(
                 "ranktable_configmap_created", namespace=namespace, configmap=targets.configmap
             )
@@ -122,7 +133,11 @@ class RankTableWriter:
         """The record to write, or None when the stored copy already has this content."""
         if last is not None and last.content == content:
             return None
-        return Published(content, str(int(self._clock())))
+        return Published(content, self._stamp())
+
+    def _stamp(self) -> str:
+        """The version of content that changes now: the Unix time, in whole seconds."""
+        return str(int(self._clock()))
 
     def _publish_configmap(self, job: dict[str, Any], name: str, content: str) -> list[str]:
         meta = job["metadata"]
@@ -158,7 +173,10 @@ class RankTableWriter:
         data = stored.get("data") if isinstance(stored, dict) else None
         if not isinstance(data, dict) or not isinstance(data.get(HCCL_KEY), str):
             return None
-        return Published(data[HCCL_KEY], str(data.get(VERSION_KEY, "0")))
+        version = data.get(VERSION_KEY)
+        if not _is_stamp(version):
+            return None  # e.g. a user's ConfigMap with no version yet: write one
+        return Published(data[HCCL_KEY], str(version))
 
     def _publish_file(self, job: dict[str, Any], directory: Path, content: str) -> list[str]:
         uid = job["metadata"]["uid"]
@@ -178,6 +196,7 @@ class RankTableWriter:
             _replace(directory / VERSION_KEY, record.version)
         except OSError as err:
             metrics.RANKTABLE_WRITES.labels(target="file", result="error").inc()
+            self._remember(self._files, job, TORN)
             return [f"write {directory / HCCL_KEY}: {err}"]
         metrics.RANKTABLE_WRITES.labels(target="file", result="success").inc()
         self._remember(self._files, job, record)
@@ -232,12 +251,27 @@ def _replace(path: Path, text: str) -> None:
 
 
 def _stored_file(directory: Path) -> Published | None:
+    """What a previous controller left in `directory`, None when unknown or not to be trusted.
+
+    `version` is replaced after hccl.json, so in a pair written whole it is never the older
+    file. An older one means a write stopped between the two (the process was killed): its
+    version belongs to the previous table, and the pair is rewritten. A wall clock stepped
+    back between the two writes costs, at worst, one needless rewrite.
+    """
+    hccl, stamp = directory / HCCL_KEY, directory / VERSION_KEY
     try:
-        content = (directory / HCCL_KEY).read_text(encoding="utf-8")
-        version = (directory / VERSION_KEY).read_text(encoding="utf-8").strip()
+        if stamp.stat().st_mtime_ns < hccl.stat().st_mtime_ns:
+            return None
+        content = hccl.read_text(encoding="utf-8")
+        version = stamp.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return None
-    return Published(content, version)
+    return Published(content, version) if _is_stamp(version) else None
+
+
+def _is_stamp(version: object) -> bool:
+    """A version as we write it: decimal digits (Unix seconds), nothing else."""
+    return isinstance(version, str) and version.isascii() and version.isdigit()
 
 
 def _key(job: dict[str, Any]) -> str:
