@@ -94,10 +94,10 @@ def allocate(kube: KubeClient, kubelet: Kubelet, pod: dict[str, Any], node: int)
     )
 
 
-def configmap_writes() -> float:
+def configmap_writes(result: str = "success") -> float:
     return (
         metrics.REGISTRY.get_sample_value(
-            "ascendjob_ranktable_writes_total", {"target": "configmap", "result": "success"}
+            "ascendjob_ranktable_writes_total", {"target": "configmap", "result": result}
         )
         or 0.0
     )
@@ -295,6 +295,7 @@ def test_a_failed_write_is_a_warning_event_and_is_retried(
             raise ApiError(500, "InternalError", "etcd is down")
         return real_patch(self, res, namespace, name, *args, **kw)
 
+    errors_before = configmap_writes("error")
     mocker.patch.object(KubeClient, "patch", patch)
     for node, name in enumerate(sorted(pods), start=61):
         allocate(kube, kubelet, pods[name], node)
@@ -303,3 +304,6 @@ def test_a_failed_write_is_a_warning_event_and_is_retried(
     assert "etcd is down" in event["message"]
     wait_table(kube, ns, "flaky", "completed")  # the back-off retry got through
     assert failures["left"] == 0
+    # Each failed write was counted (before its reconcile ended, so before the retry that
+    # stored the table): only this namespace's patches fail, so exactly these two.
+    assert configmap_writes("error") - errors_before == 2
