@@ -26,7 +26,7 @@ test: venv ## Run the whole test suite (unit, integration against the local clus
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 .PHONY: real-cluster-bin
-real-cluster-bin: ## Build kube-apiserver, kube-controller-manager and etcd from Go modules into .cache/realcluster/bin.
+real-cluster-bin: ## Build kube-apiserver, kube-controller-manager and etcd from Go modules into ~/.cache/ascendjob-controller/realcluster/bin.
 	hack/realcluster/build.sh
 
 .PHONY: test-real
