@@ -106,6 +106,7 @@ class AscendJobController:
         self.queue = RateLimitingQueue(QUEUE_NAME)
         self.expectations = Expectations(ttl=self.options.expectations_ttl)
         self.recorder = EventRecorder(client)
+        self.ranktables = RankTableWriter(client, self.options.ranktable_dir)
         self.reconciler = JobReconciler(
             client,
             self.jobs,
@@ -118,7 +119,7 @@ class AscendJobController:
             dataclasses.replace(
                 self.options.plan_options, gang_scheduling_enabled=self.options.gang_scheduling
             ),
-            ranktables=RankTableWriter(client, self.options.ranktable_dir),
+            ranktables=self.ranktables,
         )
         informers = [self.jobs, self.pods, self.services]
         if self.podgroups is not None:
@@ -211,7 +212,10 @@ class AscendJobController:
         """Start informers (if needed) and the workers; workers begin once the caches sync."""
         metrics.init_controller_metrics()
         self.start_informers()
-        self.runner.start()
+        if self.runner.start():
+            # Synced, and leading (`run` starts us once the Lease is won): the directories of
+            # jobs deleted while no replica led can go now.
+            self.ranktables.sweep_orphans(self.jobs, self.options.namespaces)
 
     def stop(self, timeout: float = 30.0) -> None:
         """Stop taking keys, let in-flight reconciles finish in `timeout`, then stop the rest."""

@@ -11,6 +11,9 @@ built like the status write:
   `initializing`. A stored copy without a readable version is rewritten with one.
 - **Failures are returned**, never raised: the reconciler turns them into a Warning Event and a
   retry with back-off, and `ascendjob_ranktable_writes_total{result="error"}` counts them.
+- **Orphans are swept at start.** A job deleted while no replica led leaves its directory
+  behind (`forget` only sees deletions it is running for): `sweep_orphans` removes those once
+  this replica leads with a synced job cache (`ranktable_sweep` says how carefully).
 - **Files are replaced atomically** (a temporary file in the same directory, then rename), so a
   reader never sees half a table: hccl.json first, then version, so a reader that sees a new
   version finds its table. A write that fails or stops between the two is rewritten whole
@@ -24,19 +27,22 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
-from ascendjob_controller import metrics
+from ascendjob_controller import metrics, ranktable_sweep
 from ascendjob_controller.job import ranktable
 from ascendjob_controller.job.desired import owner_reference
 from ascendjob_controller.job.ranktable_targets import HCCL_KEY, VERSION_KEY, RankTableTargets
 from ascendjob_controller.job.types import parse_job
 from ascendjob_controller.kube.client import CONFIGMAPS, KubeClient, is_already_exists, is_not_found
+
+if TYPE_CHECKING:
+    from ascendjob_controller.kube.informer import Informer
 
 log = structlog.get_logger("ascendjob_controller.ranktable")
 
@@ -235,6 +241,60 @@ class RankTableWriter:
             log.warning("ranktable_file_remove_failed", path=str(directory), error=str(err))
             return
         log.info("ranktable_file_removed", path=str(directory))
+
+    # -- at start: the directories of jobs deleted while no replica led ----------------------
+
+    def sweep_orphans(self, jobs: Informer, namespaces: Collection[str] = ()) -> list[str]:
+        """Remove every `<ns>.<job>` directory whose job is gone; returns their job keys.
+
+        Call it once this replica leads and `jobs` has synced: a job missing from a synced
+        cache has been deleted, while an unsynced cache misses live jobs, whose tables this
+        would delete. With `namespaces` (the controller's --namespace), directories of other
+        namespaces are left alone: another controller may be serving them.
+        """
+        if self._dir is None:
+            return []
+        if not jobs.has_synced():
+            log.warning("ranktable_sweep_skipped", reason="the job cache has not synced")
+            return []
+        try:
+            found = ranktable_sweep.job_dirs(self._dir)
+        except OSError as err:
+            log.warning("ranktable_sweep_failed", path=str(self._dir), error=str(err))
+            return []
+        watched = [d for d in found if not namespaces or d.namespace in namespaces]
+        removed = [d.key for d in watched if self._sweep_one(self._dir, d, jobs)]
+        if not found:
+            return []  # nothing was ever written here: no line in every start's log
+        log.info(
+            "ranktable_sweep_finished",
+            path=str(self._dir),
+            removed=len(removed),
+            kept=len(found) - len(removed),
+        )
+        return removed
+
+    def _sweep_one(self, root: Path, found: ranktable_sweep.JobDir, jobs: Informer) -> bool:
+        """Remove one directory if its job is gone; True when removed.
+
+        Under the lock, so a job of that name created meanwhile cannot lose a fresh table:
+        its publish either registered the directory first (then it is kept) or waits for
+        the removal, finds no file and writes one.
+        """
+        path = str(root / found.name)
+        with self._lock:
+            if found.key in self._dirs or jobs.store.get(found.key) is not None:
+                return False
+            try:
+                foreign = ranktable_sweep.remove_job_dir(root, found.name)
+            except OSError as err:
+                log.warning("ranktable_orphan_remove_failed", path=path, error=str(err))
+                return False
+        if foreign:
+            log.warning("ranktable_orphan_kept", path=path, foreign_entries=foreign[:10])
+            return False
+        log.info("ranktable_orphan_removed", path=path, namespace=found.namespace, job=found.job)
+        return True
 
 
 def _replace(path: Path, text: str) -> None:
