@@ -46,6 +46,8 @@ class Config:
     kube_api_qps: float = 20.0
     kube_api_burst: int = 30
     graceful_shutdown_timeout: float = 30.0
+    # A status write that only moves replica counts waits this long after the last one.
+    status_batch_period: float = 1.0
     enable_gang_scheduling: bool = True
     # MindCluster's directory; a job's `ranktable` hostPath volume must point at the same place.
     ranktable_dir: str = "/user/mindx-dl/ranktable"
@@ -264,6 +266,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "graceful_shutdown_timeout",
         "time in-flight reconciles get to finish on SIGTERM/SIGINT",
+        parse_duration,
+        "DURATION",
+    ),
+    Setting(
+        "status_batch_period",
+        "how long a status write that only moves replica counts may wait after the last (0: never)",
         parse_duration,
         "DURATION",
     ),

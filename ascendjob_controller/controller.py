@@ -312,6 +312,9 @@ def _options(config: Any, client: KubeClient) -> ControllerOptions:
         workers=config.workers,
         gang_scheduling=gang,
         ranktable_dir=getattr(config, "ranktable_dir", DEFAULT_RANKTABLE_DIR),
+        plan_options=planning.PlanOptions(
+            status_batch_seconds=float(getattr(config, "status_batch_period", 1.0))
+        ),
     )
 
 

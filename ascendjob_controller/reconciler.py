@@ -19,6 +19,7 @@ existing name gets 409 AlreadyExists rather than a duplicate.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable
@@ -41,6 +42,7 @@ from ascendjob_controller.job.child_events import (
 )
 from ascendjob_controller.job.desired import owner_reference
 from ascendjob_controller.job.ranktable_targets import RankTableTargets, targets_of
+from ascendjob_controller.job.status_batching import hold_status_for
 from ascendjob_controller.job.types import (
     CREATED,
     FAILED,
@@ -287,6 +289,8 @@ class JobReconciler:
         self.job_states = JobStates.new()
         self.state_starts = JobStateStarts()
         self._own_writes = OwnStatusWrites()
+        #: When our last status write for each job landed (monotonic), for `hold_status_for`.
+        self._status_written_at: dict[str, float] = {}
         self._create_pool = ThreadPoolExecutor(MAX_PARALLEL_CREATES, "create-pods")
 
     def close(self) -> None:
@@ -307,7 +311,7 @@ class JobReconciler:
             return held
 
         children = self._children(job)
-        plan = self._plan(job, children, bound)
+        plan = self._hold_counts(key, job, self._plan(job, children, bound), bound)
         outcome = self._execute(job, plan, bound)
         for _ in range(MAX_FOLLOW_UP_PLANS):
             follow = _follow_up(children, plan, outcome)
@@ -325,9 +329,23 @@ class JobReconciler:
             raise ReconcileError("; ".join(failures))
         return Result(requeue_after=plan.requeue_after)
 
+    def _hold_counts(
+        self, key: str, job: dict[str, Any], plan: planning.Plan, bound: Any
+    ) -> planning.Plan:
+        """The plan without its status write while that write may wait, back when it may not."""
+        written_at = self._status_written_at.get(key)
+        since = None if written_at is None else time.monotonic() - written_at
+        held = hold_status_for(plan, job.get("status"), since, self._options.status_batch_seconds)
+        if held is None:
+            return plan
+        bound.debug("status_counts_held", write_in=round(held, 3))
+        requeue = _sooner(plan.requeue_after, held)
+        return dataclasses.replace(plan, status=None, requeue_after=requeue)
+
     def _job_gone(self, key: str, bound: Any) -> Result:
         self._expectations.forget(key)
         self._own_writes.forget(key)
+        self._status_written_at.pop(key, None)
         self.job_states.set(key, None)
         self.state_starts.set(key, None)
         if self._ranktables is not None:
@@ -694,6 +712,7 @@ class JobReconciler:
             else:
                 bound.warning("status_write_failed", error=str(err))
             return [f"status: {err}"]
+        self._status_written_at[object_key(job)] = time.monotonic()
         self._own_writes.wrote(
             object_key(job),
             job["metadata"]["resourceVersion"],
@@ -750,6 +769,7 @@ class JobReconciler:
         key = object_key(job)
         self._expectations.forget(key)
         self._own_writes.forget(key)
+        self._status_written_at.pop(key, None)
         self.job_states.set(key, None)
         self.state_starts.set(key, None)
         metrics.JOBS_DELETED.labels(**self._metric_labels(job)).inc()
@@ -788,6 +808,10 @@ def _follow_up(
         return None
     pods = [p for p in children["Pod"] if p["metadata"].get("uid") not in removed]
     return {**children, "Service": children["Service"] + outcome.services, "Pod": pods}
+
+
+def _sooner(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else min(a, b)
 
 
 def _removed_at_once(answer: Any) -> bool:

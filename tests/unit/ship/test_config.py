@@ -59,6 +59,7 @@ def test_every_flag_is_parsed() -> None:
             "--kube-api-qps", "50.5",
             "--kube-api-burst", "100",
             "--graceful-shutdown-timeout", "1m30s",
+            "--status-batch-period", "250ms",
             "--enable-gang-scheduling=false",
         ]
     )  # fmt: skip
@@ -77,6 +78,7 @@ def test_every_flag_is_parsed() -> None:
     assert config.kube_api_qps == 50.5
     assert config.kube_api_burst == 100
     assert config.graceful_shutdown_timeout == 90.0
+    assert config.status_batch_period == 0.25
     assert config.enable_gang_scheduling is False
 
 
@@ -239,3 +241,16 @@ def test_top_level_help_names_the_subcommands() -> None:
     assert out.returncode == 0
     for command in ("run", "local-cluster", "demo"):
         assert command in out.stdout
+
+
+def test_the_status_batch_period_reaches_the_plan_options() -> None:
+    from ascendjob_controller.controller import _options
+
+    def batch(*flags: str) -> float:
+        config = build([*flags, "--enable-gang-scheduling=false"], {})
+        # Gang scheduling off: the client is never asked whether PodGroups are served.
+        return _options(config, client=None).plan_options.status_batch_seconds  # type: ignore[arg-type]
+
+    assert batch("--status-batch-period", "3s") == 3.0
+    assert batch() == 1.0
+    assert batch("--status-batch-period", "0") == 0.0

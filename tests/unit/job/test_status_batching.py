@@ -1,0 +1,106 @@
+"""hold_status_for(): only a counts-only status write, soon after our last one, may wait."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from ascendjob_controller.job.plan import ChildRef, EventSpec, Plan
+from ascendjob_controller.job.status_batching import hold_status_for, only_counts_change
+
+RUNNING_CONDITION = {"type": "Running", "status": "True", "reason": "JobRunning"}
+OLD: dict[str, Any] = {
+    "conditions": [RUNNING_CONDITION],
+    "replicaStatuses": {"Master": {"active": 1}, "Worker": {"active": 1}},
+    "lastReconcileTime": "2026-12-03T10:00:00Z",
+    "restartCount": 0,
+}
+COUNTS = {
+    **OLD,
+    "replicaStatuses": {"Master": {"succeeded": 1}, "Worker": {"active": 1}},
+    "lastReconcileTime": "2026-12-03T10:00:01Z",
+}
+COUNTS_ONLY = Plan(status=COUNTS, previous_state="Running", state="Running")
+POD = ChildRef("Pod", "ns", "p", "u")
+
+
+@pytest.mark.parametrize(
+    ("new", "expected"),
+    [
+        (None, False),
+        (COUNTS, True),
+        ({**OLD, "lastReconcileTime": "2026-12-03T10:00:05Z"}, True),
+        ({**COUNTS, "restartCount": 1}, False),
+        ({**COUNTS, "conditions": [{**RUNNING_CONDITION, "reason": "Other"}]}, False),
+        ({k: v for k, v in COUNTS.items() if k != "restartCount"}, False),
+        ({**COUNTS, "completionTime": "2026-12-03T10:00:01Z"}, False),
+    ],
+    ids=[
+        "no write",
+        "counts",
+        "only lastReconcileTime",
+        "restart counted",
+        "condition changed",
+        "field removed",
+        "field added",
+    ],
+)
+def test_only_counts_change(new: dict[str, Any] | None, expected: bool) -> None:
+    assert only_counts_change(OLD, new) is expected
+
+
+def test_malformed_old_status_reads_as_empty() -> None:
+    assert only_counts_change("garbage", {"replicaStatuses": {}}) is True
+    assert only_counts_change(None, {"replicaStatuses": {}, "restartCount": 0}) is False
+
+
+@pytest.mark.parametrize(
+    ("plan", "since", "period", "expected"),
+    [
+        (COUNTS_ONLY, 0.25, 1.0, 0.75),
+        (COUNTS_ONLY, 0.0, 1.0, 1.0),
+        (COUNTS_ONLY, 1.0, 1.0, None),  # the period is over: write now
+        (COUNTS_ONLY, None, 1.0, None),  # no write of ours known (a restart): write now
+        (COUNTS_ONLY, 0.25, 0.0, None),  # batching off
+        (replace(COUNTS_ONLY, status=None), 0.25, 1.0, None),
+        (replace(COUNTS_ONLY, state="Succeeded"), 0.25, 1.0, None),
+        (replace(COUNTS_ONLY, previous_state=None, state=None), 0.25, 1.0, 0.75),
+        (replace(COUNTS_ONLY, creates=({"kind": "Pod"},)), 0.25, 1.0, None),
+        (replace(COUNTS_ONLY, deletes=(POD,)), 0.25, 1.0, None),
+        (replace(COUNTS_ONLY, force_deletes=(POD,)), 0.25, 1.0, None),
+        (replace(COUNTS_ONLY, deletes_after_status=(POD,)), 0.25, 1.0, None),
+        (replace(COUNTS_ONLY, adopts=(POD,)), 0.25, 1.0, None),
+        (replace(COUNTS_ONLY, events=(EventSpec("Normal", "R", "m"),)), 0.25, 1.0, None),
+        (replace(COUNTS_ONLY, podgroup_patch={"spec": {}}), 0.25, 1.0, None),
+        (replace(COUNTS_ONLY, delete_job=True), 0.25, 1.0, None),
+        (replace(COUNTS_ONLY, restarted=1), 0.25, 1.0, None),
+        (replace(COUNTS_ONLY, status={**COUNTS, "restartCount": 1}), 0.25, 1.0, None),
+    ],
+    ids=[
+        "counts soon after a write wait",
+        "just written",
+        "period over",
+        "no write known",
+        "batching off",
+        "no status to write",
+        "state change",
+        "same unknown state",
+        "a create",
+        "a delete",
+        "a force-delete",
+        "a delete after status",
+        "an adoption",
+        "an event",
+        "a podgroup patch",
+        "the job deleted",
+        "a restart",
+        "more than counts",
+    ],
+)
+def test_hold_status_for(
+    plan: Plan, since: float | None, period: float, expected: float | None
+) -> None:
+    held = hold_status_for(plan, OLD, since, period)
+    assert held == (None if expected is None else pytest.approx(expected))
