@@ -27,3 +27,14 @@ app.kubernetes.io/component: controller
 {{- define "ascendjob-controller.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}
+
+{{/* The namespace's enforced Pod Security level: namespace.podSecurity, but `privileged` with
+ranktable.hostPath, since `baseline` and `restricted` both forbid hostPath volumes (the pods
+would be refused). As manifests/components/ranktable-hostpath. */}}
+{{- define "ascendjob-controller.podSecurity" -}}
+{{- if .Values.ranktable.hostPath.enabled -}}
+privileged
+{{- else -}}
+{{- .Values.namespace.podSecurity -}}
+{{- end -}}
+{{- end -}}

@@ -22,6 +22,7 @@ import shutil
 import ssl
 import subprocess
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -244,6 +245,28 @@ def test_values_become_flags_the_controller_accepts(helm: str) -> None:
     assert pod["containers"][0]["resources"]["limits"]["memory"] == "1Gi"
     [volume] = [v for v in pod["volumes"] if v["name"] == "ranktable"]
     assert volume["hostPath"]["path"] == "/mnt/ranktable"
+    [init] = pod["initContainers"]  # gives that directory to the controller's UID
+    assert init["command"][-1] == "/mnt/ranktable"
+    assert init["volumeMounts"] == [{"name": "ranktable", "mountPath": "/mnt/ranktable"}]
+    assert init["image"] == pod["containers"][0]["image"]
+
+
+def enforced(objects: list[dict[str, Any]]) -> str:
+    [namespace] = [o for o in objects if o["kind"] == "Namespace"]
+    return str(namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"])
+
+
+def test_the_hostpath_makes_the_namespace_privileged(helm: str) -> None:
+    """Only `privileged` admits a hostPath; without one, namespace.podSecurity is kept."""
+    assert enforced(template(helm, "namespace.create=true")) == "restricted"
+    assert enforced(template(helm, "namespace.create=true", "namespace.podSecurity=baseline")) == (
+        "baseline"
+    )
+    hostpath = ("namespace.create=true", "ranktable.hostPath.enabled=true")
+    assert enforced(template(helm, *hostpath)) == "privileged"
+    assert enforced(template(helm, *hostpath, "namespace.podSecurity=restricted")) == "privileged"
+    [deployment] = [o for o in template(helm) if o["kind"] == "Deployment"]
+    assert "initContainers" not in deployment["spec"]["template"]["spec"]
 
 
 def test_switching_off_leader_election_and_metrics(helm: str) -> None:
@@ -404,3 +427,73 @@ def test_helm_uninstall_removes_the_release_and_keeps_the_crds(
     gone = run(*kubectl, "get", "deployment", RELEASE, "-n", NAMESPACE, ok=False)
     assert gone.returncode != 0 and "NotFound" in gone.stderr, gone.stderr
     run(*kubectl, "get", "crd", "ascendjobs.mindxdl.gitee.com")  # Helm never deletes crds/
+
+
+# --- Pod Security admission on a real API server -------------------------------------------
+
+
+def dry_run_pod(
+    kubectl: list[str], namespace: dict[str, Any], deployment: dict[str, Any], tmp_path: Path
+) -> subprocess.CompletedProcess[str]:
+    """The Deployment's pod, created with --dry-run=server in a copy of `namespace`.
+
+    Pod Security enforces on pods, not on the Deployment (which only gets warnings), so the
+    pod its ReplicaSet would create is what is submitted. The copy has a fresh name, the
+    labels of `namespace`, and the pod's ServiceAccount.
+    """
+    name = f"psa-{uuid.uuid4().hex[:8]}"
+    copy = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+    copy["metadata"]["labels"] = dict(namespace["metadata"]["labels"])
+    (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(copy))
+    run(*kubectl, "apply", "-f", str(tmp_path / f"{name}.yaml"))
+    pod_spec = deployment["spec"]["template"]["spec"]
+    run(*kubectl, "create", "serviceaccount", pod_spec["serviceAccountName"], "-n", name)
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "controller", "namespace": name},
+        "spec": pod_spec,
+    }
+    (tmp_path / f"{name}.pod.yaml").write_text(yaml.safe_dump(pod))
+    return run(
+        *kubectl, "create", "--dry-run=server", "-f", str(tmp_path / f"{name}.pod.yaml"), ok=False
+    )
+
+
+def rendered_with_hostpath(
+    renderer: str, request: pytest.FixtureRequest, kubectl_bin: str, tmp_path: Path
+) -> list[dict[str, Any]]:
+    if renderer == "helm":
+        helm_bin = request.getfixturevalue("helm")
+        return template(helm_bin, "namespace.create=true", "ranktable.hostPath.enabled=true")
+    return kustomize(kubectl_bin, tmp_path, "ranktable-hostpath")
+
+
+@pytest.mark.real_only("the local cluster has no Pod Security admission")
+@pytest.mark.parametrize("renderer", ["kustomize", "helm"])
+def test_pod_security_admits_the_hostpath_pods_in_their_namespace_only(
+    renderer: str, request: pytest.FixtureRequest, local_cluster: Any, kubectl_bin: str,
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    kubectl = [kubectl_bin, "--kubeconfig", str(local_cluster.kubeconfig_path)]
+    objects = rendered_with_hostpath(renderer, request, kubectl_bin, tmp_path)
+    [namespace] = [o for o in objects if o["kind"] == "Namespace"]
+    [deployment] = [o for o in objects if o["kind"] == "Deployment"]
+    admitted = dry_run_pod(kubectl, namespace, deployment, tmp_path)
+    assert admitted.returncode == 0, admitted.stderr
+
+    # The base's namespace (restricted) refuses that pod for its hostPath, which is what the
+    # component's namespace label fixes, and so does baseline: privileged is the least level
+    # that admits it. The base's own pod is admitted under restricted.
+    base = kustomize(kubectl_bin, tmp_path)
+    [restricted] = [o for o in base if o["kind"] == "Namespace"]
+    baseline = yaml.safe_load(yaml.safe_dump(restricted))
+    baseline["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] = "baseline"
+    for level, labelled in (("restricted", restricted), ("baseline", baseline)):
+        refused = dry_run_pod(kubectl, labelled, deployment, tmp_path)
+        assert refused.returncode != 0, refused.stdout
+        assert f'violates PodSecurity "{level}:latest"' in refused.stderr, refused.stderr
+        assert "hostPath" in refused.stderr, refused.stderr
+    [base_deployment] = [o for o in base if o["kind"] == "Deployment"]
+    clean = dry_run_pod(kubectl, restricted, base_deployment, tmp_path)
+    assert clean.returncode == 0, clean.stderr

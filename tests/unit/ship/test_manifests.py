@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -237,15 +238,60 @@ def test_ranktable_hostpath_component(kubectl_bin: str, repo_root: Path, tmp_pat
     (tmp_path / "kustomization.yaml").write_text(
         f"resources: [{base}]\ncomponents: [{component}]\n"
     )
-    pod = one(kustomize(kubectl_bin, tmp_path), "Deployment")["spec"]["template"]["spec"]
+    docs = kustomize(kubectl_bin, tmp_path)
+    pod = one(docs, "Deployment")["spec"]["template"]["spec"]
     volume = next(v for v in pod["volumes"] if v["name"] == "ranktable")
     assert volume["hostPath"] == {"path": "/user/mindx-dl/ranktable", "type": "DirectoryOrCreate"}
     container = pod["containers"][0]
     mount = next(m for m in container["volumeMounts"] if m["name"] == "ranktable")
     assert mount["mountPath"] == volume["hostPath"]["path"]
     assert f"--ranktable-dir={mount['mountPath']}" in container["args"]
-    # Everything else of the base is kept: the scratch /tmp of the read-only root filesystem.
+    # Everything else of the base is kept: the scratch /tmp of the read-only root filesystem,
+    # and the controller container's lock-down.
     assert any(m["name"] == "tmp" for m in container["volumeMounts"])
+    assert container["securityContext"]["runAsUser"] == 65532
+    # Pod Security: baseline and restricted both forbid hostPath; only privileged admits it.
+    labels = one(docs, "Namespace")["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "privileged"
+    # The directory is given to the controller's UID by an init container that is root with
+    # CAP_CHOWN alone, running the controller's own image on the same mount.
+    [init] = pod["initContainers"]
+    assert init["image"] == container["image"]
+    assert init["command"][-1] == mount["mountPath"]
+    assert init["volumeMounts"] == [{"name": "ranktable", "mountPath": mount["mountPath"]}]
+    assert init["securityContext"] == {
+        "runAsUser": 0,
+        "runAsNonRoot": False,
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "capabilities": {"drop": ["ALL"], "add": ["CHOWN"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
+def test_ranktable_hostpath_init_container_gives_the_directory_to_the_controller(
+    kubectl_bin: str, repo_root: Path, tmp_path: Path
+) -> None:
+    """Its script, run here on a root-owned 0755 directory as DirectoryOrCreate makes it."""
+    if os.geteuid() != 0:
+        pytest.skip("chown to another user needs root")
+    base = os.path.relpath(repo_root / "manifests", tmp_path)
+    component = os.path.relpath(repo_root / "manifests/components/ranktable-hostpath", tmp_path)
+    (tmp_path / "kustomization.yaml").write_text(
+        f"resources: [{base}]\ncomponents: [{component}]\n"
+    )
+    pod = one(kustomize(kubectl_bin, tmp_path), "Deployment")["spec"]["template"]["spec"]
+    python, flag, script, _ = pod["initContainers"][0]["command"]
+    assert (python, flag) == ("python", "-c")
+    directory = tmp_path / "ranktable"
+    directory.mkdir(mode=0o755)
+    os.chown(directory, 0, 0)
+    run = [sys.executable, flag, script, str(directory)]
+    first = subprocess.run(run, capture_output=True, text=True, timeout=60, check=True)
+    assert "-> 65532:65532" in first.stdout
+    assert (directory.stat().st_uid, directory.stat().st_gid) == (65532, 65532)
+    again = subprocess.run(run, capture_output=True, text=True, timeout=60, check=True)
+    assert again.stdout == ""  # already the controller's: nothing to do
 
 
 # --- samples ----------------------------------------------------------------------------------
