@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -17,16 +18,20 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from ascendjob_controller.job.desired import desired_pod
+from ascendjob_controller.job.env import npus_of
 from ascendjob_controller.job.ranktable import (
     clear_annotation_cache,
     dumps,
     is_allocated,
+    logical_super_pod,
     member_uids,
     rank_table,
     requests_npus,
+    sp_block,
     table_format,
 )
-from ascendjob_controller.job.types import parse_job
+from ascendjob_controller.job.types import as_dict, dicts, dig, parse_job
+from ascendjob_controller.job.validation import validate
 
 from .factories import container, job, materialise, replica
 
@@ -870,3 +875,279 @@ def test_garbage_annotations_never_raise(data: st.DataObject, version: str, how:
     event(f"{version} {how} {table['status']}")
     assert table["status"] in ("initializing", "completed")
     assert json.loads(dumps(table)) == table
+
+
+# --- the reference implementation ------------------------------------------------------------
+# The rules above written the plain way, as the generator was first written: every annotation
+# parsed afresh, dicts built field by field, no memo. Whatever the module does to be fast, it
+# must give exactly this table and exactly its text (the text also tells 1 from "1" and keeps
+# the key order). Format triggers, validation and super-pod arithmetic are not restated.
+def _ref_int(value: Any) -> int | None:
+    return int(value) if isinstance(value, str) and re.fullmatch("[0-9]{1,9}", value) else None
+
+
+def _ref_text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _ref_live(target: Any) -> bool:
+    if not isinstance(target, dict) or dig(target, "metadata", "deletionTimestamp"):
+        return False
+    return dig(target, "status", "phase") != "Failed"
+
+
+def _ref_requests_npus(target: Any) -> bool:
+    return any(npus_of(c) > 0 for c in dicts(dig(target, "spec", "containers")))
+
+
+def _ref_levels(value: Any) -> tuple[list[tuple[int, str, Any]], set[str]] | None:
+    if value is None:
+        return [], set()
+    if not isinstance(value, list):
+        return None
+    kept: dict[int, list[tuple[int, str, Any]]] = {}
+    ports: set[str] = set()
+    for item in value:
+        level, info = dig(item, "level"), dig(item, "info")
+        if type(level) is not int or level < 0 or not isinstance(info, dict):
+            return None
+        if any(not isinstance(element, dict) for element in info.values()):
+            return None
+        ports |= set(info)
+        if level in kept or level > 3:
+            continue
+        if level < 2:
+            names = sorted(info)[:1]
+        else:
+            names = sorted(({"UBOE", "UBG"} if level == 2 else {"ROCE"}) & set(info))
+        kept[level] = [(level, name, info[name]) for name in names]
+    return [entry for level in sorted(kept) for entry in kept[level]], ports
+
+
+def _ref_device(raw: Any, version: str) -> dict[str, Any] | None:
+    if not isinstance(raw, dict) or _ref_text(raw.get("device_id")) is None:
+        return None
+    if version == "2.0":
+        levels = _ref_levels(raw.get("level_list"))
+        if levels is None or _ref_int(raw["device_id"]) is None:
+            return None
+        return {"id": int(raw["device_id"]), "levels": levels[0], "ports": levels[1]}
+    device = {"device_id": raw["device_id"], "device_ip": raw.get("device_ip")}
+    if not isinstance(device["device_ip"], str):
+        return None
+    if version == "1.0" and device["device_ip"] == "-1":
+        return None
+    super_id = raw.get("super_device_id") if version == "1.2" else None
+    if super_id is not None and not isinstance(super_id, str):
+        return None
+    if super_id is not None:
+        device["super_device_id"] = super_id
+    return device
+
+
+def _ref_server(target: Any, version: str) -> dict[str, Any] | None:
+    notes = as_dict(dig(target, "metadata", "annotations"))
+    container_ip = _ref_text(dig(target, "status", "podIP"))
+    rank = _ref_int(notes.get("hccl/rankIndex"))
+    raw = notes[DEVICES] if notes.get(DEVICES) is not None else notes.get(FALLBACK)
+    if container_ip is None or rank is None or rank > 20000 or not isinstance(raw, str):
+        return None
+    try:
+        info = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None
+    found = info.get("devices") if isinstance(info, dict) else None
+    if not isinstance(found, list) or not 0 < len(found) <= 1024:
+        return None
+    devices = [_ref_device(item, version) for item in found]
+    if None in devices:
+        return None
+    host_ip = _ref_text(info.get("host_ip")) or _ref_text(dig(target, "status", "hostIP"))
+    server_id = _ref_text(info.get("server_id"))
+    if version == "2.0":
+        host_ip, server_id = host_ip or "", server_id or ""
+    if host_ip is None or server_id is None:
+        return None
+    return {
+        "rank": rank,
+        "server_id": server_id,
+        "host_ip": host_ip,
+        "ip": container_ip,
+        "devices": devices,
+    }
+
+
+def reference_table(body: dict[str, Any], pods: list[Any]) -> dict[str, Any]:
+    version = table_format(body)
+    if validate(body):
+        return {"status": "initializing"}
+    servers, ready = [], 0
+    for target in filter(_ref_live, pods):
+        if not _ref_requests_npus(target):
+            ready += _ref_text(dig(target, "status", "podIP")) is not None
+        elif (server := _ref_server(target, version)) is not None:
+            servers.append(server)
+            ready += 1
+    live = sum(1 for target in pods if _ref_live(target))
+    if ready != live or ready != parse_job(body).total_replicas:
+        return {"status": "initializing"}
+    servers.sort(key=lambda s: (s["rank"] * len(s["devices"]), s["server_id"], s["ip"]))
+    if version == "2.0":
+        return _ref_v2(servers)
+    return _ref_v1(servers, version, sp_block(body))
+
+
+def _ref_v1(servers: list[dict[str, Any]], version: str, block: int) -> dict[str, Any]:
+    hosts = [s["host_ip"] for s in servers]
+    ids = hosts if len(set(hosts)) == len(hosts) else [s["server_id"] for s in servers]
+    server_list = []
+    for s, server_id in zip(servers, ids, strict=True):
+        n = len(s["devices"])
+        device = [{**d, "rank_id": str(s["rank"] * n + i)} for i, d in enumerate(s["devices"])]
+        server_list.append(
+            {
+                "device": device,
+                "server_id": server_id,
+                "host_ip": s["host_ip"],
+                "container_ip": s["ip"],
+            }
+        )
+    table: dict[str, Any] = {
+        "status": "completed",
+        "server_list": server_list,
+        "server_count": str(len(servers)),
+        "version": version,
+    }
+    if version == "1.2":
+        chips = len(servers[0]["devices"]) if servers else 0
+        groups: dict[int, list[dict[str, str]]] = {}
+        for s, server_id in zip(servers, ids, strict=True):
+            group = logical_super_pod(s["rank"], block, chips)
+            groups.setdefault(group, []).append({"server_id": server_id})
+        table["super_pod_list"] = [
+            {"super_pod_id": str(g), "server_list": groups[g]} for g in sorted(groups)
+        ]
+    return table
+
+
+def _ref_v2(servers: list[dict[str, Any]]) -> dict[str, Any]:
+    offered = set().union(*(d["ports"] for s in servers for d in s["devices"]))
+    port = next((p for p in ("ROCE", "UBOE", "UBG") if p in offered), "")
+    ranks = []
+    for s in servers:
+        for i, d in enumerate(s["devices"]):
+            levels = [copy.deepcopy(e) for lv, kind, e in d["levels"] if lv < 2 or kind == port]
+            ranks.append(
+                {
+                    "rank_id": s["rank"] * len(s["devices"]) + i,
+                    "local_id": d["id"],
+                    "device_id": d["id"],
+                    "level_list": levels,
+                }
+            )
+    ranks.sort(key=lambda r: r["rank_id"])
+    return {"status": "completed", "version": "2.0", "rank_count": len(ranks), "rank_list": ranks}
+
+
+# Strings that need escaping (quotes, backslashes, control and non-ASCII characters, a lone
+# surrogate) as well as plain ones, for every id and IP the table copies.
+ODD_TEXT = st.one_of(
+    st.sampled_from(
+        ["10.0.0.1", "a", "-1", '"q"', "back\\slash", "tab\t", "é", "\u2028", "\ud800", "\x7f", "0"]
+    ),
+    st.text(min_size=1, max_size=4),
+)
+PORTS = st.lists(st.sampled_from(["ROCE", "UBOE", "UBG", "X", "AA"]), max_size=3, unique=True)
+
+
+@st.composite
+def level_list(draw: st.DrawFn) -> list[dict[str, Any]]:
+    levels = draw(st.lists(st.integers(0, 5), max_size=5))
+    return [
+        {"level": lv, "info": {p: _element(lv, p) for p in draw(PORTS)}, "extra": draw(ODD_TEXT)}
+        for lv in levels
+    ]
+
+
+@st.composite
+def device_entry(draw: st.DrawFn, version: str, index: int) -> dict[str, Any]:
+    odd = draw(st.integers(0, 9)) == 0
+    device: dict[str, Any] = {"device_id": draw(ODD_TEXT) if odd else str(index)}
+    if draw(st.integers(0, 19)):
+        device["device_ip"] = draw(ODD_TEXT)
+    if version == "1.2" and draw(st.booleans()):
+        device["super_device_id"] = draw(ODD_TEXT)
+    if version == "2.0" and draw(st.integers(0, 5)):
+        device["level_list"] = draw(level_list())
+    return device
+
+
+@st.composite
+def allocated_job(draw: st.DrawFn) -> tuple[dict[str, Any], list[Any]]:
+    """A job of any format, with its pods allocated in every way the rules distinguish: shared
+    nodes, missing host IPs, duplicate or missing ranks, odd strings, garbage, extra pods."""
+    version = draw(st.sampled_from(["1.0", "1.2", "2.0"]))
+    workers, npus = draw(st.integers(1, 4)), draw(st.integers(1, 3))
+    master_npus = draw(st.sampled_from([None, npus]))
+    if version == "2.0":
+        res = {"huawei.com/npu": npus}
+        spec = replica(
+            workers, containers=[container(None, resources={"requests": res, "limits": res})]
+        )
+        body = job("pytorch", {"Master": replica(1, npus=None), "Worker": spec})
+        master_npus = None
+    else:
+        notes = (
+            {"sp-block": draw(st.sampled_from(["1", "2", "4", "x"]))} if version == "1.2" else {}
+        )
+        body = pytorch(workers, npus=npus, master_npus=master_npus, annotations=notes)
+    resource = "huawei.com/npu" if version == "2.0" else "huawei.com/Ascend910"
+    pods: list[Any] = [pod("job1-master-0", 0, master_npus, pod_ip="172.16.0.1")]
+    if master_npus is not None:
+        pods = []
+    first = 0 if master_npus is None else -1
+    for w in range(first, workers):
+        host = draw(st.integers(0, 3))
+        info: dict[str, Any] = {
+            "server_id": draw(ODD_TEXT),
+            "host_ip": draw(ODD_TEXT),
+            "devices": [draw(device_entry(version, i)) for i in range(npus)],
+        }
+        for key in ("server_id", "host_ip"):
+            if not draw(st.integers(0, 7)):
+                del info[key]
+        rank = draw(st.sampled_from([w + 1, w + 1, w + 1, 0, 1]))
+        name = "job1-master-0" if w < 0 else f"job1-worker-{w}"
+        target = pod(
+            name,
+            rank,
+            npus,
+            info,
+            pod_ip=draw(ODD_TEXT),
+            host_ip=f"10.0.1.{host}",
+            resource=resource,
+        )
+        if draw(st.integers(0, 9)) == 0:
+            fields = [f for f in FIELDS if npus > 1 or not f.startswith("devices.1")]
+            _set(draw(st.sampled_from(fields)), draw(JSON))(target)
+        pods.append(target)
+    if draw(st.integers(0, 5)) == 0:
+        extra = copy.deepcopy(draw(st.sampled_from(pods)))
+        extra["metadata"]["deletionTimestamp" if draw(st.booleans()) else "name"] = "x"
+        pods.append(extra)
+    return body, draw(st.permutations(pods))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=allocated_job())
+def test_the_table_is_exactly_the_reference_implementations(
+    case: tuple[dict[str, Any], list[Any]],
+) -> None:
+    body, pods = case
+    expected = reference_table(body, pods)
+    expected_text = json.dumps(expected, separators=(",", ":"))
+    event(f"{table_format(body)} {expected['status']}")
+    clear_annotation_cache()
+    for _ in ("cold", "warm"):
+        assert rank_table(body, pods) == expected
+        assert dumps(rank_table(body, pods)) == expected_text
