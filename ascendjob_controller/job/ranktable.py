@@ -9,20 +9,27 @@ Totality: the device annotations are written by another component (the device pl
 Volcano) and can be edited by anyone, so no annotation, however malformed, makes these
 functions raise. A pod we cannot read is simply not allocated.
 
-Nothing here mutates its inputs, and the only state is a memo of parsed annotation texts
-(`_annotation`), which changes how fast a table is built, never what it holds. The caller
-decides when to write, for example when `dumps(rank_table(job, pods))` differs from what it
-last wrote.
+Speed: the reconciler recomputes the table on every sync, and a 1,000-pod job's table is
+megabytes of JSON. So each annotation is parsed once into the JSON text it contributes (each
+device's object up to its rank_id), and a table is string joins: `rank_table_text` builds the
+`hccl.json` text directly, byte for byte what `dumps(rank_table(...))` gives, and
+`rank_table` decodes that text, so the two can never disagree.
+
+Nothing here mutates its inputs, and the only state is memos of parsed annotation texts
+(`_annotation`) and NPU requests, which change how fast a table is built, never what it holds.
+The caller decides when to write, for example when `rank_table_text(job, pods)` differs from
+what it last wrote.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from json.encoder import encode_basestring_ascii as _quote
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 from ascendjob_controller.job.env import npus_of
 from ascendjob_controller.job.quantity import parse_quantity
@@ -30,7 +37,6 @@ from ascendjob_controller.job.types import (
     ANNOTATION_RANK_INDEX,
     MAX_NPUS,
     MAX_REPLICAS,
-    NPU_RESOURCE_PREFIX,
     as_dict,
     as_int,
     dicts,
@@ -62,50 +68,50 @@ NO_DEVICE_IP = "-1"
 PORT_PRIORITY = ("ROCE", "UBOE", "UBG")
 #: The port types a level-2 or level-3 element is kept for (UB ports, or RoCE).
 _LEVEL_PORTS = {2: frozenset({"UBOE", "UBG"}), 3: frozenset({"ROCE"})}
-_DIGITS = re.compile(r"[0-9]{1,9}")
+#: The job port types a v2.0 device's text is built for: PORT_PRIORITY, then none offered.
+_PORT_VARIANTS = (*PORT_PRIORITY, "")
 #: Parsed annotations kept: a 4,096-pod job's worth. An entry holds its key text and about
-#: 2 KB per 8 v1.x devices; texts longer than CACHEABLE_TEXT are parsed every time instead,
+#: 1 KB per 8 v1.x devices; texts longer than CACHEABLE_TEXT are parsed every time instead,
 #: so garbage cannot make the memo large.
 ANNOTATION_CACHE_SIZE = 4096
 CACHEABLE_TEXT = 64 * 1024
+#: `json.dumps(value, separators=(",", ":"))`, made once (dumps would build one per call).
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 # --- what one pod contributes ---------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Device:
-    """One device of an annotation.
-
-    v2.0 only: `levels` holds the level_list elements a table may use, as (level, port type,
-    element as compact JSON text) in level order; `ports` every port type the device offers.
-    The text is parsed afresh for every table, so no table shares a mutable part with the
-    parse cache.
-    """
-
-    device_id: str
-    device_ip: str
-    super_device_id: str | None
-    levels: tuple[tuple[int, str, str], ...] = ()
-    ports: frozenset[str] = frozenset()
+#: One device's part of the table text, built when its annotation is parsed. v1.x: one text,
+#: the device's JSON object up to the value of its rank_id (`{"device_id":"0",
+#: "device_ip":"192.168.0.1","rank_id":"`); a table appends the rank and `"}`. v2.0: one text
+#: per job port type in _PORT_VARIANTS, its rank entry after the rank_id
+#: (`,"local_id":4,"device_id":4,"level_list":[...]}`). Equal texts are one string object.
+DeviceText = tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Annotation:
-    """What the table reads from one device annotation; host_ip/server_id None when absent."""
+    """What the table reads from one device annotation; host_ip/server_id None when absent.
+
+    `ports` (v2.0) is every port type any device offers, which decides the job's port type.
+    """
 
     server_id: str | None
     host_ip: str | None
-    devices: tuple[Device, ...]
+    devices: tuple[DeviceText, ...]
+    ports: frozenset[str] = frozenset()
 
 
-@dataclass(frozen=True, slots=True)
-class Server:
-    """One NPU pod as the table sees it (server_id still the annotation's)."""
+class Server(NamedTuple):
+    """One NPU pod as the table sees it (server_id still the annotation's). A named tuple, not
+    a frozen dataclass: one is made per pod per sync, and a frozen dataclass's __init__ cost
+    several times more."""
 
     rank_index: int
     server_id: str
     host_ip: str
     container_ip: str
-    devices: tuple[Device, ...]
+    devices: tuple[DeviceText, ...]
+    ports: frozenset[str] = frozenset()
 
 
 def initializing() -> dict[str, Any]:
@@ -120,7 +126,10 @@ def dumps(table: dict[str, Any]) -> str:
     The initializing table gives `{"status":"initializing"}`, exactly what MindCluster's docs
     tell users to put in the ConfigMap by hand.
     """
-    return json.dumps(table, separators=(",", ":"), ensure_ascii=True)
+    return _ENCODER.encode(table)
+
+
+INITIALIZING_TEXT = dumps(initializing())
 
 
 # --- format ----------------------------------------------------------------------------------
@@ -179,8 +188,10 @@ def logical_super_pod(rank_index: int, block: int, chips_per_node: int) -> int:
 
 # --- reading pods ------------------------------------------------------------------------------
 def _small_int(value: Any) -> int | None:
-    """A non-negative decimal string of at most 9 digits (a strict Atoi), else None."""
-    if isinstance(value, str) and _DIGITS.fullmatch(value):
+    """A non-negative decimal string of at most 9 digits (a strict Atoi), else None.
+
+    For an ASCII string, isdigit() means exactly 0-9: a regex per pod cost more than this."""
+    if isinstance(value, str) and 0 < len(value) <= 9 and value.isascii() and value.isdigit():
         return int(value)
     return None
 
@@ -199,56 +210,55 @@ def is_live(pod: Any) -> bool:
     spec requires while "a pod is being replaced". Succeeded pods still count: nothing will
     replace them, and the others may still be training with the table.
     """
-    if not isinstance(pod, dict) or dig(pod, "metadata", "deletionTimestamp"):
+    if not isinstance(pod, dict):
         return False
-    return dig(pod, "status", "phase") != "Failed"
+    meta = pod.get("metadata")
+    if isinstance(meta, dict) and meta.get("deletionTimestamp"):
+        return False
+    status = pod.get("status")
+    return not isinstance(status, dict) or status.get("phase") != "Failed"
 
 
 def requests_npus(pod: Any) -> bool:
     """True when any container of the pod requests a `huawei.com/*` resource (npus_of > 0)."""
-    return any(_container_npus(c) > 0 for c in dicts(dig(pod, "spec", "containers")))
+    spec = pod.get("spec") if isinstance(pod, dict) else None
+    containers = spec.get("containers") if isinstance(spec, dict) else None
+    if not isinstance(containers, list):
+        return False
+    for container in containers:  # a loop, not any(): no generator per pod
+        if isinstance(container, dict) and _container_npus(container) > 0:
+            return True
+    return False
 
 
 def _container_npus(container: dict[str, Any]) -> int:
-    """env.npus_of, memoised on the only part of the container it reads: the `huawei.com/*`
-    entries of requests and of limits. Parsing quantities was half the time of a large
-    table, and every pod of a replica type has the same entries."""
+    """env.npus_of, memoised on the only part of the container it reads: its requests and
+    limits. Parsing quantities was half the time of a large table, and every pod of a
+    replica type has the same resources."""
+    resources = container.get("resources")
+    if not isinstance(resources, dict):
+        return 0
     try:
-        return _npus_of_entries(
-            _npu_entries(container, "requests"), _npu_entries(container, "limits")
-        )
+        return _npus_of_sections(_items(resources.get("requests")), _items(resources.get("limits")))
     except TypeError:  # an unhashable quantity (a list, say): no memo for that one
         return npus_of(container)
 
 
-def _npu_entries(container: dict[str, Any], section: str) -> tuple[tuple[str, Any], ...]:
-    resources = dig(container, "resources", section)
-    if not isinstance(resources, dict):
-        return ()
-    return tuple(
-        (key, value)
-        for key, value in resources.items()
-        if isinstance(key, str) and key.startswith(NPU_RESOURCE_PREFIX)
-    )
+def _items(section: Any) -> tuple[tuple[Any, Any], ...]:
+    return tuple(section.items()) if isinstance(section, dict) else ()
 
 
 @functools.lru_cache(maxsize=256)
-def _npus_of_entries(
-    requests: tuple[tuple[str, Any], ...], limits: tuple[tuple[str, Any], ...]
+def _npus_of_sections(
+    requests: tuple[tuple[Any, Any], ...], limits: tuple[tuple[Any, Any], ...]
 ) -> int:
     return npus_of({"resources": {"requests": dict(requests), "limits": dict(limits)}})
 
 
-def _raw_annotation(pod: Any) -> Any:
-    """The device annotation's value: the 910 key, else the fallback key."""
-    annotations = as_dict(dig(pod, "metadata", "annotations"))
-    raw = annotations.get(ANNOTATION_DEVICES)
-    return annotations.get(ANNOTATION_DEVICES_FALLBACK) if raw is None else raw
-
-
 def _levels(value: Any) -> tuple[tuple[tuple[int, str, str], ...], frozenset[str]] | None:
     """A device's v2.0 `level_list` ([{"level": n, "info": {port: element}}]): the usable
-    elements and the offered port types; None when malformed.
+    elements as (level, port type, element as compact JSON), in level order, and the offered
+    port types; None when malformed.
 
     Usable, as MindCluster reads them: the first entry of each level; for levels 0 and 1 its
     first element (by port name here, for determinism); for level 2 its UB elements and for
@@ -260,27 +270,62 @@ def _levels(value: Any) -> tuple[tuple[tuple[int, str, str], ...], frozenset[str
         return None
     usable: dict[int, list[tuple[int, str, str]]] = {}
     ports: set[str] = set()
-    for item in value:
-        level = as_int(dig(item, "level"))
-        info = dig(item, "info")
+    for item in value:  # plain loops and lookups: this runs for every level of every device
+        if not isinstance(item, dict):
+            return None
+        level, info = as_int(item.get("level")), item.get("info")
         if level is None or level < 0 or not isinstance(info, dict):
             return None
-        if not all(isinstance(element, dict) for element in info.values()):
-            return None
+        for element in info.values():
+            if not isinstance(element, dict):
+                return None
         ports.update(info)
         if level in usable or level > 3:
             continue
-        wanted = (
-            ([min(info)] if info else [])
-            if level < 2
-            else sorted(_LEVEL_PORTS[level] & info.keys())
-        )
-        usable[level] = [(level, port, dumps(info[port])) for port in wanted]
+        if level < 2:
+            wanted = [min(info)] if info else []
+        else:
+            wanted = sorted(_LEVEL_PORTS[level].intersection(info))
+        usable[level] = [(level, port, _ENCODER.encode(info[port])) for port in wanted]
     return tuple(entry for level in sorted(usable) for entry in usable[level]), frozenset(ports)
 
 
-def _device(raw: Any, version: str) -> Device | None:
-    """One device entry, None when a field the format writes is missing or mistyped.
+def _v2_texts(number: int, levels: tuple[tuple[int, str, str], ...]) -> DeviceText:
+    """The device's rank entry after its rank_id, for each job port type in _PORT_VARIANTS.
+
+    Its level_list keeps levels 0 and 1, and a level 2 or 3 element only of the job's port
+    type (see _levels). A level the device lacks is left out (MindCluster fills in a
+    placeholder instead). Levels come sorted, so levels 0 and 1 always lead.
+    """
+    head = f',"local_id":{number},"device_id":{number},"level_list":['
+    base = [text for level, _, text in levels if level < 2]
+    default = head + ",".join(base) + "]}"
+    kinds = {kind for level, kind, _ in levels if level >= 2}
+    return tuple(
+        head + ",".join([*base, *(t for lv, k, t in levels if lv >= 2 and k == port)]) + "]}"
+        if port in kinds
+        else default
+        for port in _PORT_VARIANTS
+    )
+
+
+def _v1_text(device_id: str, device_ip: str, super_id: str | None) -> DeviceText:
+    """The v1.x device object up to its rank_id's value; super_device_id (v1.2) between
+    device_ip and rank_id, when the plugin gave one."""
+    extra = "" if super_id is None else ',"super_device_id":' + _quote(super_id)
+    return (
+        '{"device_id":'
+        + _quote(device_id)
+        + ',"device_ip":'
+        + _quote(device_ip)
+        + extra
+        + ',"rank_id":"',
+    )
+
+
+def _device(raw: Any, version: str) -> tuple[DeviceText, frozenset[str]] | None:
+    """One device entry's text and offered port types, None when a field the format writes
+    is missing or mistyped.
 
     Only those fields are read (level_list for v2.0, super_device_id for v1.2), so a
     device plugin's extra or newer fields never hold a table back.
@@ -292,16 +337,17 @@ def _device(raw: Any, version: str) -> Device | None:
         return None
     if version == V2_0:
         levels = _levels(raw.get("level_list"))
-        if levels is None or _small_int(device_id) is None:
+        number = _small_int(device_id)
+        if levels is None or number is None:
             return None
-        return Device(device_id, "", None, *levels)
+        return _v2_texts(number, levels[0]), levels[1]
     device_ip = raw.get("device_ip")
     if not isinstance(device_ip, str) or (version == V1_0 and device_ip == NO_DEVICE_IP):
         return None
     super_id = raw.get("super_device_id") if version == V1_2 else None
     if not isinstance(super_id, str | None):
         return None
-    return Device(device_id, device_ip, super_id)
+    return _v1_text(device_id, device_ip, super_id), frozenset()
 
 
 def _parse_annotation(raw: str, version: str) -> Annotation | None:
@@ -315,11 +361,16 @@ def _parse_annotation(raw: str, version: str) -> Annotation | None:
     raw_devices = info.get("devices")
     if not isinstance(raw_devices, list) or not 0 < len(raw_devices) <= MAX_NPUS:
         return None
-    devices = tuple(_device(item, version) for item in raw_devices)
-    if any(device is None for device in devices):
-        return None
-    found = tuple(device for device in devices if device is not None)
-    return Annotation(_text(info.get("server_id")), _text(info.get("host_ip")), found)
+    texts: list[DeviceText] = []
+    ports: frozenset[str] = frozenset()
+    for item in raw_devices:
+        device = _device(item, version)
+        if device is None:
+            return None
+        texts.append(device[0])
+        ports |= device[1]
+    server_id, host_ip = _text(info.get("server_id")), _text(info.get("host_ip"))
+    return Annotation(server_id, host_ip, tuple(texts), ports)
 
 
 _cached_annotation = functools.lru_cache(maxsize=ANNOTATION_CACHE_SIZE)(_parse_annotation)
@@ -330,8 +381,8 @@ def _annotation(raw: str, version: str) -> Annotation | None:
 
     A pure function of its arguments, and the reconciler recomputes the table on every sync
     from the same annotation strings, so parsing is paid once per pod, not once per sync
-    (docs/ranktable.md has the figures). The result is immutable, and the table builders
-    copy what they hand out, so no table shares a mutable part with the memo.
+    (docs/ranktable.md has the figures). The result is immutable text, and a table is
+    decoded afresh from the text it builds, so no table shares a mutable part with the memo.
     """
     if len(raw) > CACHEABLE_TEXT:
         return _parse_annotation(raw, version)
@@ -339,8 +390,10 @@ def _annotation(raw: str, version: str) -> Annotation | None:
 
 
 def clear_annotation_cache() -> None:
-    """Forget every parsed annotation (for benchmarks of the cold path, and tests)."""
+    """Forget every parsed annotation and NPU request (for benchmarks of the cold path, and
+    tests)."""
     _cached_annotation.cache_clear()
+    _npus_of_sections.cache_clear()
 
 
 def parse_server(pod: Any, version: str = V1_0) -> Server | None:
@@ -348,22 +401,30 @@ def parse_server(pod: Any, version: str = V1_0) -> Server | None:
 
     Needs a podIP, a readable rankIndex, and a device annotation with 1..MAX_NPUS devices.
     v1.x also needs server_id and a host IP (the annotation's host_ip, else status.hostIP).
+    Read with plain dict lookups: this runs for every pod on every sync.
     """
-    container_ip = _text(dig(pod, "status", "podIP"))
-    rank_index = _small_int(dig(pod, "metadata", "annotations", ANNOTATION_RANK_INDEX))
-    raw = _raw_annotation(pod)
+    status = pod.get("status") if isinstance(pod, dict) else None
+    meta = pod.get("metadata") if isinstance(pod, dict) else None
+    notes = meta.get("annotations") if isinstance(meta, dict) else None
+    if not isinstance(status, dict) or not isinstance(notes, dict):
+        return None
+    container_ip = _text(status.get("podIP"))
+    rank_index = _small_int(notes.get(ANNOTATION_RANK_INDEX))
     if container_ip is None or rank_index is None or rank_index > MAX_REPLICAS:
         return None
+    raw = notes.get(ANNOTATION_DEVICES)
+    if raw is None:
+        raw = notes.get(ANNOTATION_DEVICES_FALLBACK)
     info = _annotation(raw, version) if isinstance(raw, str) else None
     if info is None:
         return None
-    host_ip = info.host_ip or _text(dig(pod, "status", "hostIP"))
+    host_ip = info.host_ip or _text(status.get("hostIP"))
     server_id = info.server_id
     if version == V2_0:
         host_ip, server_id = host_ip or "", server_id or ""
     if host_ip is None or server_id is None:
         return None
-    return Server(rank_index, server_id, host_ip, container_ip, info.devices)
+    return Server(rank_index, server_id, host_ip, container_ip, info.devices, info.ports)
 
 
 def is_allocated(pod: Any, version: str = V1_0) -> bool:
@@ -414,19 +475,32 @@ def _servers(job: dict[str, Any], pods: Sequence[Any], version: str) -> list[Ser
     return servers
 
 
-def rank_table(job: dict[str, Any], pods: Sequence[Any]) -> dict[str, Any]:
-    """The job's rank table: `{"status": "initializing"}`, or the completed v1.0/1.2/2.0 table.
+def rank_table_text(job: dict[str, Any], pods: Sequence[Any]) -> str:
+    """The job's `hccl.json` text: exactly `dumps(rank_table(job, pods))`, built from the
+    texts each annotation contributed instead of through dicts, which for a large table
+    cost several times more to build and then to encode (docs/ranktable.md, Speed).
 
-    `pods` are the job's pods (any order; others' pods must not be passed). An invalid job
-    gives "initializing": it gets no pods anyway, and this function must stay total.
+    This is what to write and to compare with what was written.
     """
     version = table_format(job)
     servers = _servers(job, pods, version)
     if servers is None:
-        return initializing()
+        return INITIALIZING_TEXT
     if version == V2_0:
         return _v2_table(servers)
     return _v1_table(servers, version, sp_block(job))
+
+
+def rank_table(job: dict[str, Any], pods: Sequence[Any]) -> dict[str, Any]:
+    """The job's rank table: `{"status": "initializing"}`, or the completed v1.0/1.2/2.0 table.
+
+    `pods` are the job's pods (any order; others' pods must not be passed). An invalid job
+    gives "initializing": it gets no pods anyway, and this function must stay total. Decoded
+    from `rank_table_text`, so the table is the text, and every part of it is fresh: a
+    caller may change it without touching the memo.
+    """
+    table: dict[str, Any] = json.loads(rank_table_text(job, pods))
+    return table
 
 
 def _server_ids(servers: list[Server]) -> list[str]:
@@ -438,101 +512,67 @@ def _server_ids(servers: list[Server]) -> list[str]:
     return [server.server_id for server in servers]
 
 
-def _v1_devices(server: Server, version: str) -> list[dict[str, str]]:
-    """The server's devices with rank_id = rankIndex * len(devices) + i (built in one
-    comprehension per format: this is the hot loop of a large table)."""
+def _v1_server(server: Server, server_id: str) -> str:
+    """One server_list entry; rank_id = rankIndex * len(devices) + i for the i-th device."""
     base = server.rank_index * len(server.devices)
-    if version == V1_2:
-        return [_with_super_id(device, str(base + i)) for i, device in enumerate(server.devices)]
-    return [
-        {"device_id": d.device_id, "device_ip": d.device_ip, "rank_id": str(base + i)}
-        for i, d in enumerate(server.devices)
-    ]
+    devices = ",".join([f'{text[0]}{base + i}"}}' for i, text in enumerate(server.devices)])
+    return (
+        f'{{"device":[{devices}],"server_id":{_quote(server_id)},'
+        f'"host_ip":{_quote(server.host_ip)},"container_ip":{_quote(server.container_ip)}}}'
+    )
 
 
-def _with_super_id(device: Device, rank_id: str) -> dict[str, str]:
-    """A v1.2 device: super_device_id between device_ip and rank_id, when the plugin gave one."""
-    if device.super_device_id is None:
-        return {"device_id": device.device_id, "device_ip": device.device_ip, "rank_id": rank_id}
-    return {
-        "device_id": device.device_id,
-        "device_ip": device.device_ip,
-        "super_device_id": device.super_device_id,
-        "rank_id": rank_id,
-    }
-
-
-def _v1_table(servers: list[Server], version: str, block: int) -> dict[str, Any]:
-    """v1.0 (and v1.2, which adds super_device_id and super_pod_list)."""
+def _v1_table(servers: list[Server], version: str, block: int) -> str:
+    """v1.0 (and v1.2, which adds super_device_id and super_pod_list), keys in this order:
+    status, server_list, server_count, version, super_pod_list."""
     ids = _server_ids(servers)
-    server_list = [
-        {
-            "device": _v1_devices(server, version),
-            "server_id": server_id,
-            "host_ip": server.host_ip,
-            "container_ip": server.container_ip,
-        }
-        for server, server_id in zip(servers, ids, strict=True)
-    ]
-    table: dict[str, Any] = {
-        "status": COMPLETED,
-        "server_list": server_list,
-        "server_count": str(len(server_list)),
-        "version": version,
-    }
+    entries = ",".join([_v1_server(s, sid) for s, sid in zip(servers, ids, strict=True)])
+    super_pods = ""
     if version == V1_2:
-        table["super_pod_list"] = _super_pods(servers, ids, block)
-    return table
+        super_pods = ',"super_pod_list":' + _super_pods(servers, ids, block)
+    return (
+        f'{{"status":"{COMPLETED}","server_list":[{entries}],'
+        f'"server_count":"{len(servers)}","version":{_quote(version)}{super_pods}}}'
+    )
 
 
-def _super_pods(servers: list[Server], ids: list[str], block: int) -> list[dict[str, Any]]:
+def _super_pods(servers: list[Server], ids: list[str], block: int) -> str:
     """Servers grouped by logical super-pod id, ids ascending, servers in table order.
 
     chipsPerNode is the first server's device count, as MindCluster takes it.
     """
     chips = len(servers[0].devices) if servers else 0
-    groups: dict[int, list[dict[str, str]]] = {}
+    groups: dict[int, list[str]] = {}
     for server, server_id in zip(servers, ids, strict=True):
         vid = logical_super_pod(server.rank_index, block, chips)
-        groups.setdefault(vid, []).append({"server_id": server_id})
-    return [{"super_pod_id": str(vid), "server_list": groups[vid]} for vid in sorted(groups)]
+        groups.setdefault(vid, []).append('{"server_id":' + _quote(server_id) + "}")
+    pods = [
+        f'{{"super_pod_id":"{vid}","server_list":[{",".join(groups[vid])}]}}'
+        for vid in sorted(groups)
+    ]
+    return "[" + ",".join(pods) + "]"
 
 
 def _port_type(servers: list[Server]) -> str:
     """The job's v2.0 port address type: the most preferred one any device offers."""
     offered: set[str] = set()
     for server in servers:
-        for device in server.devices:
-            offered |= device.ports
+        offered |= server.ports
     return next((port for port in PORT_PRIORITY if port in offered), "")
 
 
-def _level_list(device: Device, port: str) -> list[dict[str, Any]]:
-    """Levels 0 and 1 as they are; level 2 or 3 only in the job's port type (see _levels).
-
-    A level a device lacks is left out (MindCluster fills in a placeholder instead).
-    """
-    texts = [text for level, kind, text in device.levels if level < 2 or kind == port]
-    parsed: list[dict[str, Any]] = json.loads("[" + ",".join(texts) + "]")
-    return parsed
-
-
-def _v2_table(servers: list[Server]) -> dict[str, Any]:
-    """v2.0: one flat, rank-sorted list of devices with integer ids."""
-    port = _port_type(servers)
+def _v2_table(servers: list[Server]) -> str:
+    """v2.0: one flat, rank-sorted list of devices with integer ids (a stable sort: equal
+    rank ids keep the server order), keys status, version, rank_count, rank_list."""
+    variant = _PORT_VARIANTS.index(_port_type(servers))
     numbered = [
-        (server.rank_index * len(server.devices) + i, device)
+        (server.rank_index * len(server.devices) + i, text[variant])
         for server in servers
-        for i, device in enumerate(server.devices)
+        for i, text in enumerate(server.devices)
     ]
-    numbered.sort(key=lambda pair: pair[0])
-    ranks = [
-        {
-            "rank_id": rank_id,
-            "local_id": int(device.device_id),
-            "device_id": int(device.device_id),
-            "level_list": _level_list(device, port),
-        }
-        for rank_id, device in numbered
-    ]
-    return {"status": COMPLETED, "version": V2_0, "rank_count": len(ranks), "rank_list": ranks}
+    numbered.sort(key=itemgetter(0))
+    ranks = ",".join([f'{{"rank_id":{rank}{tail}' for rank, tail in numbered])
+    return (
+        f'{{"status":"{COMPLETED}","version":"{V2_0}",'
+        f'"rank_count":{len(numbered)},"rank_list":[{ranks}]}}'
+    )

@@ -26,6 +26,7 @@ from ascendjob_controller.job.ranktable import (
     logical_super_pod,
     member_uids,
     rank_table,
+    rank_table_text,
     requests_npus,
     sp_block,
     table_format,
@@ -1149,5 +1150,13 @@ def test_the_table_is_exactly_the_reference_implementations(
     event(f"{table_format(body)} {expected['status']}")
     clear_annotation_cache()
     for _ in ("cold", "warm"):
+        assert rank_table_text(body, pods) == expected_text
         assert rank_table(body, pods) == expected
         assert dumps(rank_table(body, pods)) == expected_text
+
+
+def test_the_text_of_each_docs_example_is_its_dumps() -> None:
+    examples = [two_server_job(), _super_pod_job(**{"sp-block": "4"}), _v2_pods("UBOE", "ROCE")]
+    for body, pods in [*examples, (two_server_job()[0], [])]:
+        assert rank_table_text(body, pods) == dumps(rank_table(body, pods))
+    assert rank_table_text(*two_server_job()) == json.dumps(DOC_V1_0, separators=(",", ":"))
