@@ -75,6 +75,11 @@ _PORT_VARIANTS = (*PORT_PRIORITY, "")
 #: so garbage cannot make the memo large.
 ANNOTATION_CACHE_SIZE = 4096
 CACHEABLE_TEXT = 64 * 1024
+#: The most a ConfigMap's data may hold. The API server sums the lengths of the values of
+#: `data` and `binaryData` (ValidateConfigMap, MaxSecretSize) and refuses a larger ConfigMap
+#: with 422 Invalid; a request body over 3 MiB is refused before that with 413.
+CONFIGMAP_DATA_LIMIT = 1024 * 1024
+
 #: `json.dumps(value, separators=(",", ":"))`, made once (dumps would build one per call).
 _ENCODER = json.JSONEncoder(separators=(",", ":"))
 
@@ -130,6 +135,21 @@ def dumps(table: dict[str, Any]) -> str:
 
 
 INITIALIZING_TEXT = dumps(initializing())
+
+
+def configmap_fits(content: str, version: str = "") -> bool:
+    """Whether a ConfigMap holding `content` as hccl.json and `version` stays within
+    CONFIGMAP_DATA_LIMIT, so the writer can tell "too large" from a failure worth retrying.
+
+    Only our two keys are counted: other keys a user put in the ConfigMap count too, so the
+    API server may still refuse one that fits here.
+    """
+    return _utf8_length(content) + _utf8_length(version) <= CONFIGMAP_DATA_LIMIT
+
+
+def _utf8_length(text: str) -> int:
+    """The bytes the API server counts (our own texts are ASCII: dumps escapes the rest)."""
+    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
 
 # --- format ----------------------------------------------------------------------------------

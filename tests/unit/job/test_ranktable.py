@@ -21,6 +21,7 @@ from ascendjob_controller.job.desired import desired_pod
 from ascendjob_controller.job.env import npus_of
 from ascendjob_controller.job.ranktable import (
     clear_annotation_cache,
+    configmap_fits,
     dumps,
     is_allocated,
     logical_super_pod,
@@ -1160,3 +1161,15 @@ def test_the_text_of_each_docs_example_is_its_dumps() -> None:
     for body, pods in [*examples, (two_server_job()[0], [])]:
         assert rank_table_text(body, pods) == dumps(rank_table(body, pods))
     assert rank_table_text(*two_server_job()) == json.dumps(DOC_V1_0, separators=(",", ":"))
+
+
+# --- the ConfigMap limit ----------------------------------------------------------------------
+def test_what_fits_in_a_configmap() -> None:
+    """The API server counts the bytes of every value in data (1 MiB in all), not the keys."""
+    version = "1767225600"
+    room = 1024 * 1024 - len(version)
+    assert configmap_fits('{"status":"initializing"}', "0")
+    assert configmap_fits("x" * room, version)
+    assert not configmap_fits("x" * (room + 1), version)
+    assert not configmap_fits("é" * (room // 2 + 1), version)  # two bytes each in UTF-8
+    assert configmap_fits("é" * (room // 2), version)
