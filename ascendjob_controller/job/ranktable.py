@@ -70,9 +70,10 @@ PORT_PRIORITY = ("ROCE", "UBOE", "UBG")
 _LEVEL_PORTS = {2: frozenset({"UBOE", "UBG"}), 3: frozenset({"ROCE"})}
 #: The job port types a v2.0 device's text is built for: PORT_PRIORITY, then none offered.
 _PORT_VARIANTS = (*PORT_PRIORITY, "")
-#: Parsed annotations kept: a 4,096-pod job's worth. An entry holds its key text and about
-#: 1 KB per 8 v1.x devices; texts longer than CACHEABLE_TEXT are parsed every time instead,
-#: so garbage cannot make the memo large.
+#: Parsed annotations kept: a 4,096-pod job's worth. An entry holds its key text (the pod's
+#: own string) and about 1 KB per 8 v1.x devices, 7 KB per 8 v2.0 devices with four-level
+#: level_lists; texts longer than CACHEABLE_TEXT are parsed every time instead, so garbage
+#: cannot make the memo large.
 ANNOTATION_CACHE_SIZE = 4096
 CACHEABLE_TEXT = 64 * 1024
 #: The most a ConfigMap's data may hold. The API server sums the lengths of the values of
@@ -85,24 +86,31 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 # --- what one pod contributes ---------------------------------------------------------------
-#: One device's part of the table text, built when its annotation is parsed. v1.x: one text,
-#: the device's JSON object up to the value of its rank_id (`{"device_id":"0",
-#: "device_ip":"192.168.0.1","rank_id":"`); a table appends the rank and `"}`. v2.0: one text
-#: per job port type in _PORT_VARIANTS, its rank entry after the rank_id
-#: (`,"local_id":4,"device_id":4,"level_list":[...]}`). Equal texts are one string object.
-DeviceText = tuple[str, ...]
+#: The end of a v2.0 rank entry whose level_list has nothing for the job's port type.
+_END = "]}"
 
 
 @dataclass(frozen=True, slots=True)
 class Annotation:
-    """What the table reads from one device annotation; host_ip/server_id None when absent.
+    """What the table takes from one device annotation of a pod with a given rankIndex, as the
+    JSON text it contributes, built once; host_ip/server_id None when absent.
 
-    `ports` (v2.0) is every port type any device offers, which decides the job's port type.
+    v1.x: `text` is the server's device list, `{"device_id":"0","device_ip":"192.168.0.1",
+    "rank_id":"8"},...`, the i-th device with rank_id rankIndex * devices + i.
+
+    v2.0: device i's rank entry after its rank_id is `heads[i] + ends[variant][i]`, where
+    heads[i] runs up to its level-1 element (`,"local_id":4,"device_id":4,"level_list":[...`)
+    and ends[variant][i] holds its level-2 or level-3 element for the job's port type
+    _PORT_VARIANTS[variant], if any, and `]}`: the job's port type depends on every pod, so
+    there is an end for each. `ports` is every port type any device offers.
     """
 
     server_id: str | None
     host_ip: str | None
-    devices: tuple[DeviceText, ...]
+    devices: int
+    text: str = ""
+    heads: tuple[str, ...] = ()
+    ends: tuple[tuple[str, ...], ...] = ()
     ports: frozenset[str] = frozenset()
 
 
@@ -115,8 +123,7 @@ class Server(NamedTuple):
     server_id: str
     host_ip: str
     container_ip: str
-    devices: tuple[DeviceText, ...]
-    ports: frozenset[str] = frozenset()
+    info: Annotation
 
 
 def initializing() -> dict[str, Any]:
@@ -258,14 +265,14 @@ def _container_npus(container: dict[str, Any]) -> int:
     resources = container.get("resources")
     if not isinstance(resources, dict):
         return 0
+    requests, limits = resources.get("requests"), resources.get("limits")
     try:
-        return _npus_of_sections(_items(resources.get("requests")), _items(resources.get("limits")))
+        return _npus_of_sections(
+            tuple(requests.items()) if isinstance(requests, dict) else (),
+            tuple(limits.items()) if isinstance(limits, dict) else (),
+        )
     except TypeError:  # an unhashable quantity (a list, say): no memo for that one
         return npus_of(container)
-
-
-def _items(section: Any) -> tuple[tuple[Any, Any], ...]:
-    return tuple(section.items()) if isinstance(section, dict) else ()
 
 
 @functools.lru_cache(maxsize=256)
@@ -310,68 +317,86 @@ def _levels(value: Any) -> tuple[tuple[tuple[int, str, str], ...], frozenset[str
     return tuple(entry for level in sorted(usable) for entry in usable[level]), frozenset(ports)
 
 
-def _v2_texts(number: int, levels: tuple[tuple[int, str, str], ...]) -> DeviceText:
-    """The device's rank entry after its rank_id, for each job port type in _PORT_VARIANTS.
+def _v2_texts(number: int, levels: tuple[tuple[int, str, str], ...]) -> tuple[str, list[str]]:
+    """The device's head and its end per job port type in _PORT_VARIANTS (see Annotation).
 
     Its level_list keeps levels 0 and 1, and a level 2 or 3 element only of the job's port
     type (see _levels). A level the device lacks is left out (MindCluster fills in a
     placeholder instead). Levels come sorted, so levels 0 and 1 always lead.
     """
-    head = f',"local_id":{number},"device_id":{number},"level_list":['
     base = [text for level, _, text in levels if level < 2]
-    default = head + ",".join(base) + "]}"
+    head = f',"local_id":{number},"device_id":{number},"level_list":[' + ",".join(base)
+    comma = "," if base else ""
     kinds = {kind for level, kind, _ in levels if level >= 2}
-    return tuple(
-        head + ",".join([*base, *(t for lv, k, t in levels if lv >= 2 and k == port)]) + "]}"
+    ends = [
+        comma + ",".join([t for lv, k, t in levels if lv >= 2 and k == port]) + _END
         if port in kinds
-        else default
+        else _END
         for port in _PORT_VARIANTS
-    )
+    ]
+    return head, ends
 
 
-def _v1_text(device_id: str, device_ip: str, super_id: str | None) -> DeviceText:
-    """The v1.x device object up to its rank_id's value; super_device_id (v1.2) between
-    device_ip and rank_id, when the plugin gave one."""
-    extra = "" if super_id is None else ',"super_device_id":' + _quote(super_id)
-    return (
-        '{"device_id":'
-        + _quote(device_id)
-        + ',"device_ip":'
-        + _quote(device_ip)
-        + extra
-        + ',"rank_id":"',
-    )
+#: What _v2_devices finds: each device's head, ends[variant][device], and the ports offered.
+_V2Devices = tuple[tuple[str, ...], tuple[tuple[str, ...], ...], frozenset[str]]
 
 
-def _device(raw: Any, version: str) -> tuple[DeviceText, frozenset[str]] | None:
-    """One device entry's text and offered port types, None when a field the format writes
-    is missing or mistyped.
-
-    Only those fields are read (level_list for v2.0, super_device_id for v1.2), so a
-    device plugin's extra or newer fields never hold a table back.
-    """
-    if not isinstance(raw, dict):
-        return None
-    device_id = _text(raw.get("device_id"))
-    if device_id is None:
-        return None
-    if version == V2_0:
-        levels = _levels(raw.get("level_list"))
-        number = _small_int(device_id)
-        if levels is None or number is None:
+def _v2_devices(raw_devices: list[Any]) -> _V2Devices | None:
+    """v2.0 devices: a decimal device_id and, if present, a well-formed level_list each."""
+    heads: list[str] = []
+    ends: list[list[str]] = []
+    ports: set[str] = set()
+    for raw in raw_devices:
+        if not isinstance(raw, dict):
             return None
-        return _v2_texts(number, levels[0]), levels[1]
-    device_ip = raw.get("device_ip")
-    if not isinstance(device_ip, str) or (version == V1_0 and device_ip == NO_DEVICE_IP):
-        return None
-    super_id = raw.get("super_device_id") if version == V1_2 else None
-    if not isinstance(super_id, str | None):
-        return None
-    return _v1_text(device_id, device_ip, super_id), frozenset()
+        number = _small_int(raw.get("device_id"))
+        levels = _levels(raw.get("level_list"))
+        if number is None or levels is None:
+            return None
+        head, end = _v2_texts(number, levels[0])
+        heads.append(head)
+        ends.append(end)
+        ports |= levels[1]
+    return tuple(heads), tuple(zip(*ends, strict=True)), frozenset(ports)
 
 
-def _parse_annotation(raw: str, version: str) -> Annotation | None:
-    """Parse and check one annotation text for a `version` table; None when unusable."""
+def _v1_devices(raw_devices: list[Any], version: str, rank_index: int) -> str | None:
+    """The v1.x device list: a non-empty device_id and a string device_ip (not "-1" in v1.0)
+    each, and in v1.2 a string super_device_id if any, written between device_ip and rank_id.
+
+    One plain loop: on the cold path (a controller's first sync of a large job) this runs for
+    every device, and a function call per device and field cost more than the work.
+    """
+    base = rank_index * len(raw_devices)
+    entries: list[str] = []
+    strict_ip = version == V1_0
+    for i, raw in enumerate(raw_devices):
+        if not isinstance(raw, dict):
+            return None
+        device_id, device_ip = raw.get("device_id"), raw.get("device_ip")
+        if not isinstance(device_id, str) or not device_id or not isinstance(device_ip, str):
+            return None
+        extra = ""
+        if strict_ip:
+            if device_ip == NO_DEVICE_IP:
+                return None
+        elif (super_id := raw.get("super_device_id")) is not None:
+            if not isinstance(super_id, str):
+                return None
+            extra = ',"super_device_id":' + _quote(super_id)
+        entries.append(
+            f'{{"device_id":{_quote(device_id)},"device_ip":{_quote(device_ip)}{extra},'
+            f'"rank_id":"{base + i}"}}'
+        )
+    return ",".join(entries)
+
+
+def _parse_annotation(raw: str, version: str, rank_index: int) -> Annotation | None:
+    """Parse and check one annotation text for a `version` table; None when unusable.
+
+    Only the fields the format writes are read (level_list for v2.0, super_device_id for
+    v1.2), so a device plugin's extra or newer fields never hold a table back.
+    """
     try:
         info = json.loads(raw)
     except (ValueError, RecursionError):
@@ -381,32 +406,33 @@ def _parse_annotation(raw: str, version: str) -> Annotation | None:
     raw_devices = info.get("devices")
     if not isinstance(raw_devices, list) or not 0 < len(raw_devices) <= MAX_NPUS:
         return None
-    texts: list[DeviceText] = []
-    ports: frozenset[str] = frozenset()
-    for item in raw_devices:
-        device = _device(item, version)
-        if device is None:
-            return None
-        texts.append(device[0])
-        ports |= device[1]
     server_id, host_ip = _text(info.get("server_id")), _text(info.get("host_ip"))
-    return Annotation(server_id, host_ip, tuple(texts), ports)
+    count = len(raw_devices)
+    if version == V2_0:
+        found = _v2_devices(raw_devices)
+        if found is None:
+            return None
+        heads, ends, ports = found
+        return Annotation(server_id, host_ip, count, heads=heads, ends=ends, ports=ports)
+    text = _v1_devices(raw_devices, version, rank_index)
+    return None if text is None else Annotation(server_id, host_ip, count, text=text)
 
 
 _cached_annotation = functools.lru_cache(maxsize=ANNOTATION_CACHE_SIZE)(_parse_annotation)
 
 
-def _annotation(raw: str, version: str) -> Annotation | None:
+def _annotation(raw: str, version: str, rank_index: int) -> Annotation | None:
     """`_parse_annotation`, memoised for texts up to CACHEABLE_TEXT characters.
 
     A pure function of its arguments, and the reconciler recomputes the table on every sync
-    from the same annotation strings, so parsing is paid once per pod, not once per sync
-    (docs/ranktable.md has the figures). The result is immutable text, and a table is
-    decoded afresh from the text it builds, so no table shares a mutable part with the memo.
+    from the same annotation strings and rankIndex (a pod keeps both), so parsing and making
+    the pod's part of the text are paid once per pod, not once per sync (docs/ranktable.md
+    has the figures). The result is immutable text, and a table is decoded afresh from the
+    text it builds, so no table shares a mutable part with the memo.
     """
     if len(raw) > CACHEABLE_TEXT:
-        return _parse_annotation(raw, version)
-    return _cached_annotation(raw, version)
+        return _parse_annotation(raw, version, rank_index)
+    return _cached_annotation(raw, version, rank_index)
 
 
 def clear_annotation_cache() -> None:
@@ -435,7 +461,7 @@ def parse_server(pod: Any, version: str = V1_0) -> Server | None:
     raw = notes.get(ANNOTATION_DEVICES)
     if raw is None:
         raw = notes.get(ANNOTATION_DEVICES_FALLBACK)
-    info = _annotation(raw, version) if isinstance(raw, str) else None
+    info = _annotation(raw, version, rank_index) if isinstance(raw, str) else None
     if info is None:
         return None
     host_ip = info.host_ip or _text(status.get("hostIP"))
@@ -444,7 +470,7 @@ def parse_server(pod: Any, version: str = V1_0) -> Server | None:
         host_ip, server_id = host_ip or "", server_id or ""
     if host_ip is None or server_id is None:
         return None
-    return Server(rank_index, server_id, host_ip, container_ip, info.devices, info.ports)
+    return Server(rank_index, server_id, host_ip, container_ip, info)
 
 
 def is_allocated(pod: Any, version: str = V1_0) -> bool:
@@ -491,7 +517,7 @@ def _servers(job: dict[str, Any], pods: Sequence[Any], version: str) -> list[Ser
         complete = complete and ready
     if not complete or allocated != parse_job(job).total_replicas:
         return None
-    servers.sort(key=lambda s: (s.rank_index * len(s.devices), s.server_id, s.container_ip))
+    servers.sort(key=lambda s: (s.rank_index * s.info.devices, s.server_id, s.container_ip))
     return servers
 
 
@@ -533,11 +559,9 @@ def _server_ids(servers: list[Server]) -> list[str]:
 
 
 def _v1_server(server: Server, server_id: str) -> str:
-    """One server_list entry; rank_id = rankIndex * len(devices) + i for the i-th device."""
-    base = server.rank_index * len(server.devices)
-    devices = ",".join([f'{text[0]}{base + i}"}}' for i, text in enumerate(server.devices)])
+    """One server_list entry."""
     return (
-        f'{{"device":[{devices}],"server_id":{_quote(server_id)},'
+        f'{{"device":[{server.info.text}],"server_id":{_quote(server_id)},'
         f'"host_ip":{_quote(server.host_ip)},"container_ip":{_quote(server.container_ip)}}}'
     )
 
@@ -561,7 +585,7 @@ def _super_pods(servers: list[Server], ids: list[str], block: int) -> str:
 
     chipsPerNode is the first server's device count, as MindCluster takes it.
     """
-    chips = len(servers[0].devices) if servers else 0
+    chips = servers[0].info.devices if servers else 0
     groups: dict[int, list[str]] = {}
     for server, server_id in zip(servers, ids, strict=True):
         vid = logical_super_pod(server.rank_index, block, chips)
@@ -577,7 +601,7 @@ def _port_type(servers: list[Server]) -> str:
     """The job's v2.0 port address type: the most preferred one any device offers."""
     offered: set[str] = set()
     for server in servers:
-        offered |= server.ports
+        offered |= server.info.ports
     return next((port for port in PORT_PRIORITY if port in offered), "")
 
 
@@ -586,12 +610,14 @@ def _v2_table(servers: list[Server]) -> str:
     rank ids keep the server order), keys status, version, rank_count, rank_list."""
     variant = _PORT_VARIANTS.index(_port_type(servers))
     numbered = [
-        (server.rank_index * len(server.devices) + i, text[variant])
+        (server.rank_index * server.info.devices + i, head, end)
         for server in servers
-        for i, text in enumerate(server.devices)
+        for i, (head, end) in enumerate(
+            zip(server.info.heads, server.info.ends[variant], strict=True)
+        )
     ]
     numbered.sort(key=itemgetter(0))
-    ranks = ",".join([f'{{"rank_id":{rank}{tail}' for rank, tail in numbered])
+    ranks = ",".join([f'{{"rank_id":{rank}{head}{end}' for rank, head, end in numbered])
     return (
         f'{{"status":"{COMPLETED}","version":"{V2_0}",'
         f'"rank_count":{len(numbered)},"rank_list":[{ranks}]}}'
