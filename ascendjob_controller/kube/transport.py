@@ -1,0 +1,123 @@
+"""HTTP to the API server on the official client's connection pool and credentials, directly.
+
+The kubernetes package's `param_serialize` and `call_api` walk every request body through
+`sanitize_for_serialization`, re-encode it with `json`, parse the URL again and wrap each
+response twice; profiled under the peers benchmark, that layer and urllib3's PoolManager in
+front of it were a quarter of the controller's CPU. This module keeps what matters from the
+official client: its Configuration (TLS, client certificates, proxy) and its urllib3 pool,
+and its auth settings, read per request so a rotating service-account token or an exec
+plugin's refresh hook still applies. It sends on the host's connection pool itself.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+from urllib.parse import urlencode, urlparse
+
+import kubernetes
+import urllib3
+
+from ascendjob_controller.kube import jsoncodec
+
+Timeout = float | tuple[float, float]
+
+
+class Transport:
+    """One per ApiClient; thread-safe, shared by every KubeClient made from that client."""
+
+    def __init__(self, api: kubernetes.client.ApiClient) -> None:
+        self._api = api
+        cfg = api.configuration
+        self._base = str(cfg.host).rstrip("/")
+        self._prefix = urlparse(self._base).path.rstrip("/")
+        self._manager = api.rest_client.pool_manager
+        # A proxy rewrites requests per URL: let its manager do it. Else use the host's pool.
+        self._direct = not getattr(cfg, "proxy", None)
+        self._lock = threading.Lock()
+        self._pool: Any = None
+
+    def send(
+        self,
+        method: str,
+        path: str,
+        query: list[tuple[str, str]] | None,
+        body: Any,
+        headers: dict[str, str],
+        timeout: Timeout,
+        stream: bool,
+    ) -> urllib3.BaseHTTPResponse:
+        """The response; its body is read unless `stream`. Raises urllib3's errors as they are."""
+        target = self._prefix + path + ("?" + urlencode(query) if query else "")
+        all_headers = {**self._api.default_headers, **headers}
+        self._api.update_params_for_auth(all_headers, None, ["BearerToken"], path, method, body)
+        payload = _encode(body)
+        limits = _timeout(timeout)
+        if not self._direct:
+            return self._manager.urlopen(
+                method,
+                self._base + path + ("?" + urlencode(query) if query else ""),
+                body=payload,
+                headers=all_headers,
+                timeout=limits,
+                retries=False,
+                redirect=False,
+                preload_content=not stream,
+            )
+        for attempt in (1, 2):
+            pool = self._host_pool()
+            try:
+                return pool.urlopen(
+                    method,
+                    target,
+                    body=payload,
+                    headers=all_headers,
+                    timeout=limits,
+                    retries=False,
+                    redirect=False,
+                    assert_same_host=False,
+                    preload_content=not stream,
+                    release_conn=not stream,
+                )
+            except urllib3.exceptions.ClosedPoolError:
+                # `drop_idle_connections` cleared the manager: nothing was sent; take the new pool.
+                self._forget(pool)
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def clear(self) -> None:
+        """Close every idle pooled connection (the next requests dial afresh)."""
+        self._manager.clear()
+        with self._lock:
+            self._pool = None
+
+    def _host_pool(self) -> Any:
+        with self._lock:
+            if self._pool is None:
+                self._pool = self._manager.connection_from_url(self._base)
+            return self._pool
+
+    def _forget(self, pool: Any) -> None:
+        with self._lock:
+            if self._pool is pool:
+                self._pool = None
+
+
+def _encode(body: Any) -> bytes | None:
+    if body is None:
+        return None
+    if isinstance(body, bytes):
+        return body
+    if isinstance(body, str):  # already encoded by the caller (server-side apply)
+        return body.encode()
+    return jsoncodec.dumps(body)
+
+
+def _timeout(value: Timeout) -> urllib3.Timeout:
+    if isinstance(value, tuple):
+        return urllib3.Timeout(connect=value[0], read=value[1])
+    return urllib3.Timeout(total=value)
+
+
+__all__ = ["Timeout", "Transport"]
