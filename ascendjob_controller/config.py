@@ -46,7 +46,7 @@ class Config:
     kube_api_qps: float = 20.0
     kube_api_burst: int = 30
     graceful_shutdown_timeout: float = 30.0
-    # A status write that only moves replica counts waits this long after the last one.
+    # A status write that only moves replica counts is held this long (a transition carries it).
     status_batch_period: float = 1.0
     enable_gang_scheduling: bool = True
     # MindCluster's directory; a job's `ranktable` hostPath volume must point at the same place.
@@ -271,7 +271,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "status_batch_period",
-        "how long a status write that only moves replica counts may wait after the last (0: never)",
+        "how long a status write that only moves replica counts is held (0: never)",
         parse_duration,
         "DURATION",
     ),

@@ -289,8 +289,9 @@ class JobReconciler:
         self.job_states = JobStates.new()
         self.state_starts = JobStateStarts()
         self._own_writes = OwnStatusWrites()
-        #: When our last status write for each job landed (monotonic), for `hold_status_for`.
-        self._status_written_at: dict[str, float] = {}
+        #: Since when each job's counts-only status write is held (monotonic), for
+        #: `hold_status_for`; dropped once a status write goes out or nothing is left to write.
+        self._counts_held_since: dict[str, float] = {}
         self._create_pool = ThreadPoolExecutor(MAX_PARALLEL_CREATES, "create-pods")
 
     def close(self) -> None:
@@ -333,11 +334,17 @@ class JobReconciler:
         self, key: str, job: dict[str, Any], plan: planning.Plan, bound: Any
     ) -> planning.Plan:
         """The plan without its status write while that write may wait, back when it may not."""
-        written_at = self._status_written_at.get(key)
-        since = None if written_at is None else time.monotonic() - written_at
-        held = hold_status_for(plan, job.get("status"), since, self._options.status_batch_seconds)
+        now = time.monotonic()
+        since = self._counts_held_since.get(key)
+        held_for = None if since is None else now - since
+        held = hold_status_for(
+            plan, job.get("status"), held_for, self._options.status_batch_seconds
+        )
         if held is None:
+            self._counts_held_since.pop(key, None)
             return plan
+        if since is None:
+            self._counts_held_since[key] = now
         bound.debug("status_counts_held", write_in=round(held, 3))
         requeue = _sooner(plan.requeue_after, held)
         return dataclasses.replace(plan, status=None, requeue_after=requeue)
@@ -345,7 +352,7 @@ class JobReconciler:
     def _job_gone(self, key: str, bound: Any) -> Result:
         self._expectations.forget(key)
         self._own_writes.forget(key)
-        self._status_written_at.pop(key, None)
+        self._counts_held_since.pop(key, None)
         self.job_states.set(key, None)
         self.state_starts.set(key, None)
         if self._ranktables is not None:
@@ -712,7 +719,6 @@ class JobReconciler:
             else:
                 bound.warning("status_write_failed", error=str(err))
             return [f"status: {err}"]
-        self._status_written_at[object_key(job)] = time.monotonic()
         self._own_writes.wrote(
             object_key(job),
             job["metadata"]["resourceVersion"],
@@ -769,7 +775,7 @@ class JobReconciler:
         key = object_key(job)
         self._expectations.forget(key)
         self._own_writes.forget(key)
-        self._status_written_at.pop(key, None)
+        self._counts_held_since.pop(key, None)
         self.job_states.set(key, None)
         self.state_starts.set(key, None)
         metrics.JOBS_DELETED.labels(**self._metric_labels(job)).inc()

@@ -132,8 +132,8 @@ class PlanOptions:
     gang_scheduling_enabled: bool = True
     operator_name: str = DEFAULT_OPERATOR_NAME
     lost_node_grace_seconds: float = 300.0
-    #: A status write that only moves replica counts waits this long after our last one
-    #: (`status_batching`); 0 writes every change at once.
+    #: A status write that only moves replica counts is held this long (`status_batching`),
+    #: and a transition meanwhile carries it; 0 writes every change at once.
     status_batch_seconds: float = 1.0
     #: Names of the nodes that exist, when the caller watches nodes; None means unknown, and
     #: then a pod stuck Terminating past the grace period is force-deleted on time alone.

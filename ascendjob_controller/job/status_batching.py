@@ -6,12 +6,14 @@ within milliseconds (the Worker finishing too). Writing each one costs a request
 event to every watcher of AscendJobs. The Kubernetes Job controller batches the same way: it
 syncs a job at most once per `syncJobBatchPeriod` (1 s) for pod updates.
 
-The rule: a plan whose only effect is new counts, planned within `period` seconds of our
-last status write for the job, holds that write back until `period` has passed. Anything
-else is written at once: a state or condition change, a restart counted, a create, delete,
-adoption, Event or PodGroup patch, a first write after a controller restart (no last write
-known). Counts are then at most `period` seconds stale, and a transition within that time
-carries them along.
+The rule: a plan whose only effect is new counts holds its write back for `period` seconds
+from the moment such a write was first held; then the write goes out. Anything else is written
+at once and carries the held counts along: a state or condition change, a restart counted, a
+create, delete, adoption, Event or PodGroup patch. Counts are at most `period` seconds stale.
+
+Why from the first hold and not from our last write: with many jobs at once, a job's pod
+updates come seconds apart, so "within a second of the last write" was rarely true, while the
+transition that follows a counts change (Running once every pod runs) usually comes within one.
 """
 
 from __future__ import annotations
@@ -50,20 +52,20 @@ def _acts_otherwise(plan: Plan) -> bool:
 
 
 def hold_status_for(
-    plan: Plan, old_status: Any, since_last_write: float | None, period: float
+    plan: Plan, old_status: Any, held_for: float | None, period: float
 ) -> float | None:
     """Seconds to hold this plan's status write back, or None to write it now.
 
-    `since_last_write` is how long ago our last status write for the job landed (None when
-    this process has not written it).
+    `held_for` is how long a counts-only write of this job has been held already (None when
+    none is: this one would be the first).
     """
-    if period <= 0 or since_last_write is None or since_last_write >= period:
-        return None
-    if plan.status is None or _acts_otherwise(plan):
+    if period <= 0 or plan.status is None or _acts_otherwise(plan):
         return None
     if not only_counts_change(old_status, plan.status):
         return None
-    return period - since_last_write
+    if held_for is None:
+        return period
+    return None if held_for >= period else period - held_for
 
 
 __all__ = ["COUNT_FIELDS", "hold_status_for", "only_counts_change"]

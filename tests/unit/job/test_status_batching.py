@@ -1,4 +1,4 @@
-"""hold_status_for(): only a counts-only status write, soon after our last one, may wait."""
+"""hold_status_for(): only a status write that moves counts alone may wait, for one period."""
 
 from __future__ import annotations
 
@@ -57,14 +57,14 @@ def test_malformed_old_status_reads_as_empty() -> None:
 
 
 @pytest.mark.parametrize(
-    ("plan", "since", "period", "expected"),
+    ("plan", "held_for", "period", "expected"),
     [
+        (COUNTS_ONLY, None, 1.0, 1.0),  # the first hold: a whole period
         (COUNTS_ONLY, 0.25, 1.0, 0.75),
-        (COUNTS_ONLY, 0.0, 1.0, 1.0),
-        (COUNTS_ONLY, 1.0, 1.0, None),  # the period is over: write now
-        (COUNTS_ONLY, None, 1.0, None),  # no write of ours known (a restart): write now
-        (COUNTS_ONLY, 0.25, 0.0, None),  # batching off
-        (replace(COUNTS_ONLY, status=None), 0.25, 1.0, None),
+        (COUNTS_ONLY, 1.0, 1.0, None),  # held long enough: write now
+        (COUNTS_ONLY, 5.0, 1.0, None),
+        (COUNTS_ONLY, None, 0.0, None),  # batching off
+        (replace(COUNTS_ONLY, status=None), None, 1.0, None),
         (replace(COUNTS_ONLY, state="Succeeded"), 0.25, 1.0, None),
         (replace(COUNTS_ONLY, previous_state=None, state=None), 0.25, 1.0, 0.75),
         (replace(COUNTS_ONLY, creates=({"kind": "Pod"},)), 0.25, 1.0, None),
@@ -76,13 +76,13 @@ def test_malformed_old_status_reads_as_empty() -> None:
         (replace(COUNTS_ONLY, podgroup_patch={"spec": {}}), 0.25, 1.0, None),
         (replace(COUNTS_ONLY, delete_job=True), 0.25, 1.0, None),
         (replace(COUNTS_ONLY, restarted=1), 0.25, 1.0, None),
-        (replace(COUNTS_ONLY, status={**COUNTS, "restartCount": 1}), 0.25, 1.0, None),
+        (replace(COUNTS_ONLY, status={**COUNTS, "restartCount": 1}), None, 1.0, None),
     ],
     ids=[
-        "counts soon after a write wait",
-        "just written",
+        "first hold",
+        "held a while",
         "period over",
-        "no write known",
+        "long over",
         "batching off",
         "no status to write",
         "state change",
@@ -100,7 +100,7 @@ def test_malformed_old_status_reads_as_empty() -> None:
     ],
 )
 def test_hold_status_for(
-    plan: Plan, since: float | None, period: float, expected: float | None
+    plan: Plan, held_for: float | None, period: float, expected: float | None
 ) -> None:
-    held = hold_status_for(plan, OLD, since, period)
+    held = hold_status_for(plan, OLD, held_for, period)
     assert held == (None if expected is None else pytest.approx(expected))
