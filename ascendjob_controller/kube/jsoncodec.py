@@ -14,18 +14,21 @@ The local cluster's hot paths use the same `loads` (`localcluster/fastjson.py`).
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
 
-_LONG_DIGITS = re.compile(rb"\d{19}")
+# Every ASCII digit becomes "0", every other byte " ": a run of 19 digits is then a substring
+# search. Ten times faster than the regex `\d{19}`, which backtracks at every digit of every
+# timestamp (a 4 KB pod took 44 us to scan against 13 us for orjson to decode it).
+_DIGITS = bytes(0x30 if 0x30 <= i <= 0x39 else 0x20 for i in range(256))
+_LONG_RUN = b"0" * 19
 
 
 def loads(raw: bytes | str) -> Any:
     """`json.loads(raw)`, faster when that cannot change the result."""
     data = raw.encode() if isinstance(raw, str) else raw
-    if _LONG_DIGITS.search(data) is None:
+    if _LONG_RUN not in data.translate(_DIGITS):
         try:
             return orjson.loads(data)
         except orjson.JSONDecodeError:
