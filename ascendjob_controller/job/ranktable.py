@@ -436,10 +436,11 @@ def _annotation(raw: str, version: str, rank_index: int) -> Annotation | None:
 
 
 def clear_annotation_cache() -> None:
-    """Forget every parsed annotation and NPU request (for benchmarks of the cold path, and
-    tests)."""
+    """Forget every parsed annotation, NPU request and v2.0 pod text (for benchmarks of the
+    cold path, and tests)."""
     _cached_annotation.cache_clear()
     _npus_of_sections.cache_clear()
+    _v2_ranks.cache_clear()
 
 
 def parse_server(pod: Any, version: str = V1_0) -> Server | None:
@@ -606,9 +607,50 @@ def _port_type(servers: list[Server]) -> str:
 
 
 def _v2_table(servers: list[Server]) -> str:
-    """v2.0: one flat, rank-sorted list of devices with integer ids (a stable sort: equal
-    rank ids keep the server order), keys status, version, rank_count, rank_list."""
+    """v2.0: one flat, rank-sorted list of devices with integer ids, keys status, version,
+    rank_count, rank_list.
+
+    When the servers' rank ranges follow one another (the usual case: one rankIndex per pod,
+    the same device count), that list is each server's entries in server order, memoised per
+    pod; otherwise the devices are sorted by rank (a stable sort: equal rank ids keep the
+    server order).
+    """
     variant = _PORT_VARIANTS.index(_port_type(servers))
+    if _ranks_follow(servers):
+        chunks = [_v2_ranks(s.info, s.rank_index * s.info.devices, variant) for s in servers]
+        ranks, count = ",".join(chunks), sum(s.info.devices for s in servers)
+    else:
+        ranks, count = _v2_sorted_ranks(servers, variant)
+    return (
+        f'{{"status":"{COMPLETED}","version":"{V2_0}","rank_count":{count},"rank_list":[{ranks}]}}'
+    )
+
+
+def _ranks_follow(servers: list[Server]) -> bool:
+    """Whether each server's ranks start at or after the previous server's last rank + 1."""
+    following = 0
+    for server in servers:
+        first = server.rank_index * server.info.devices
+        if first < following:
+            return False
+        following = first + server.info.devices
+    return True
+
+
+@functools.lru_cache(maxsize=ANNOTATION_CACHE_SIZE)
+def _v2_ranks(info: Annotation, base: int, variant: int) -> str:
+    """A pod's rank entries, the i-th with rank_id base + i, for the job's port type.
+
+    Memoised: a pod keeps its annotation and rankIndex, and the job its port type, so this
+    is made once per pod; making it on every sync was most of a warm v2.0 table, and its
+    8,000 small tuples woke the garbage collector.
+    """
+    ends = info.ends[variant]
+    return ",".join([f'{{"rank_id":{base + i}{head}{ends[i]}' for i, head in enumerate(info.heads)])
+
+
+def _v2_sorted_ranks(servers: list[Server], variant: int) -> tuple[str, int]:
+    """Every device's rank entry in rank order, and how many."""
     numbered = [
         (server.rank_index * server.info.devices + i, head, end)
         for server in servers
@@ -617,8 +659,5 @@ def _v2_table(servers: list[Server]) -> str:
         )
     ]
     numbered.sort(key=itemgetter(0))
-    ranks = ",".join([f'{{"rank_id":{rank}{head}{end}' for rank, head, end in numbered])
-    return (
-        f'{{"status":"{COMPLETED}","version":"{V2_0}",'
-        f'"rank_count":{len(numbered)},"rank_list":[{ranks}]}}'
-    )
+    entries = [f'{{"rank_id":{rank}{head}{end}' for rank, head, end in numbered]
+    return ",".join(entries), len(entries)
