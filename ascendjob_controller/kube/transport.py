@@ -48,36 +48,28 @@ class Transport:
         stream: bool,
     ) -> urllib3.BaseHTTPResponse:
         """The response; its body is read unless `stream`. Raises urllib3's errors as they are."""
-        target = self._prefix + path + ("?" + urlencode(query) if query else "")
+        query_string = "?" + urlencode(query) if query else ""
         all_headers = {**self._api.default_headers, **headers}
         self._api.update_params_for_auth(all_headers, None, ["BearerToken"], path, method, body)
-        payload = _encode(body)
-        limits = _timeout(timeout)
+        options: dict[str, Any] = {
+            "body": _encode(body),
+            "headers": all_headers,
+            "timeout": _timeout(timeout),
+            "retries": False,
+            "redirect": False,
+            "preload_content": not stream,
+        }
         if not self._direct:
-            return self._manager.urlopen(
-                method,
-                self._base + path + ("?" + urlencode(query) if query else ""),
-                body=payload,
-                headers=all_headers,
-                timeout=limits,
-                retries=False,
-                redirect=False,
-                preload_content=not stream,
-            )
+            return self._manager.urlopen(method, self._base + path + query_string, **options)
         for attempt in (1, 2):
             pool = self._host_pool()
             try:
                 return pool.urlopen(
                     method,
-                    target,
-                    body=payload,
-                    headers=all_headers,
-                    timeout=limits,
-                    retries=False,
-                    redirect=False,
+                    self._prefix + path + query_string,
                     assert_same_host=False,
-                    preload_content=not stream,
                     release_conn=not stream,
+                    **options,
                 )
             except urllib3.exceptions.ClosedPoolError:
                 # `drop_idle_connections` cleared the manager: nothing was sent; take the new pool.

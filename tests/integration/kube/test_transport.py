@@ -60,9 +60,10 @@ def server() -> Iterator[str]:
     httpd.server_close()
 
 
-def client_for(host: str, tokens: Iterator[str]) -> KubeClient:
+def client_for(host: str, tokens: Iterator[str], proxy: str | None = None) -> KubeClient:
     cfg = kubernetes.client.Configuration()
     cfg.host = host
+    cfg.proxy = proxy
     cfg.api_key = {"BearerToken": next(tokens)}
     cfg.api_key_prefix = {"BearerToken": "Bearer"}
 
@@ -110,3 +111,11 @@ def test_connections_are_reused_and_survive_being_dropped(server: str) -> None:
     ports = [r["port"] for r in Recorder.seen]
     assert ports[0] == ports[1], "keep-alive: the second request reused the connection"
     assert ports[2] != ports[1], "after the drop, a fresh connection"
+
+
+def test_a_configured_proxy_is_asked_for_the_api_servers_url(server: str) -> None:
+    kube = client_for("http://kube.invalid:6443", iter(["t"] * 10), proxy=server)
+    kube.get(PODS, "ns", "p")
+    (request,) = Recorder.seen  # the recorder plays the proxy: the absolute URL reaches it
+    assert request["path"] == "http://kube.invalid:6443/api/v1/namespaces/ns/pods/p"
+    assert request["headers"]["authorization"] == "Bearer t"
