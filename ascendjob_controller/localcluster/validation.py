@@ -2,9 +2,10 @@
 
 Only a few rules per kind, worded as upstream words them (the 422 causes kubectl prints):
 pods need containers and keep their tolerations; Service ports are in range, cluster IPs
-never change, load-balancer status needs a LoadBalancer; ConfigMap keys are valid and an
-immutable ConfigMap keeps its data; a Lease lasts more than 0 s; a Namespace is only
-Terminating while it is being deleted. Everything else a real server validates is accepted.
+never change, load-balancer status needs a LoadBalancer; ConfigMap keys are valid, their
+values total at most 1 MiB, and an immutable ConfigMap keeps its data; a Lease lasts more
+than 0 s; a Namespace is only Terminating while it is being deleted. Everything else a real
+server validates is accepted.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def on_create(kind: str, obj: dict[str, Any]) -> list[Cause]:
     if kind == "Service":
         return _service_ports(obj)
     if kind == "ConfigMap":
-        return _config_keys(obj)
+        return _config_keys(obj) or _config_size(obj)
     if kind == "Lease":
         return _lease(obj)
     return []
@@ -69,7 +70,7 @@ def on_update(kind: str, old: dict[str, Any], new: dict[str, Any], subresource: 
     if kind == "Service":
         return _service_ports(new) or _cluster_ips(old, new)
     if kind == "ConfigMap":
-        return _config_keys(new) or _immutable_config(old, new)
+        return _config_keys(new) or _immutable_config(old, new) or _config_size(new)
     if kind == "Lease":
         return _lease(new)
     return []
@@ -121,6 +122,28 @@ def _config_keys(cm: dict[str, Any]) -> list[Cause]:
             if not _CONFIG_KEY.match(key) or len(key) > 253:
                 causes.append(_invalid(f"{field}[{key}]", key, _CONFIG_KEY_MESSAGE))
     return causes
+
+
+#: corev1.MaxSecretSize, which ValidateConfigMap applies to data and binaryData together.
+CONFIG_MAP_MAX_BYTES = 1024 * 1024
+
+
+def _config_size(cm: dict[str, Any]) -> list[Cause]:
+    """The values of data (UTF-8 bytes) and binaryData (decoded bytes) total at most 1 MiB."""
+    total = sum(len(str(v).encode()) for v in (cm.get("data") or {}).values())
+    # base64 text: 4 characters for 3 bytes, less the padding.
+    for value in (cm.get("binaryData") or {}).values():
+        text = str(value)
+        total += len(text) * 3 // 4 - text[-2:].count("=")
+    if total <= CONFIG_MAP_MAX_BYTES:
+        return []
+    return [
+        {
+            "reason": "FieldValueTooLong",
+            "message": f"Too long: may not be more than {CONFIG_MAP_MAX_BYTES} bytes",
+            "field": "",
+        }
+    ]
 
 
 def _immutable_config(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:

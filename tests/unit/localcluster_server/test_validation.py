@@ -74,3 +74,22 @@ def test_lease_duration_and_namespace_phase() -> None:
     assert cause["field"] == "status.Phase"
     ns["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
     assert validation.on_update("Namespace", ns, ns, "status") == []
+
+
+def test_configmap_values_total_at_most_one_mebibyte() -> None:
+    limit = validation.CONFIG_MAP_MAX_BYTES
+    assert validation.on_create("ConfigMap", {"data": {"a": "x" * (limit - 1), "b": "y"}}) == []
+    (cause,) = validation.on_create("ConfigMap", {"data": {"a": "x" * limit, "b": "y"}})
+    assert cause["reason"] == "FieldValueTooLong"
+    assert cause["message"] == f"Too long: may not be more than {limit} bytes"
+    # UTF-8 bytes, not characters; binaryData counts its decoded bytes.
+    assert validation.on_create("ConfigMap", {"data": {"a": "é" * (limit // 2 + 1)}})
+    half = "A" * (limit // 2 // 3 * 4)  # base64 of limit/2 bytes, give or take
+    assert (
+        validation.on_create(
+            "ConfigMap", {"data": {"a": "x" * (limit // 2)}, "binaryData": {"b": half}}
+        )
+        == []
+    )
+    grown = {"data": {"a": "x" * (limit + 1)}}
+    assert validation.on_update("ConfigMap", {"data": {}}, grown, "")
