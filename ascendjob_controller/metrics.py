@@ -210,7 +210,8 @@ JOB_STATE_START_TIME = Gauge(
 )
 RANKTABLE_WRITES = Counter(
     "ascendjob_ranktable_writes_total",
-    "Rank table (hccl.json) writes, by target (configmap or file) and result (success or error)",
+    "Rank table (hccl.json) writes, by target (configmap or file) and result (success, error, "
+    "or too_large: a table no ConfigMap can hold, reported once and not retried)",
     ["target", "result"],
     registry=REGISTRY,
 )

@@ -39,7 +39,13 @@ from ascendjob_controller.job import ranktable
 from ascendjob_controller.job.desired import owner_reference
 from ascendjob_controller.job.ranktable_targets import HCCL_KEY, VERSION_KEY, RankTableTargets
 from ascendjob_controller.job.types import parse_job
-from ascendjob_controller.kube.client import CONFIGMAPS, KubeClient, is_already_exists, is_not_found
+from ascendjob_controller.kube.client import (
+    CONFIGMAPS,
+    ApiError,
+    KubeClient,
+    is_already_exists,
+    is_not_found,
+)
 
 if TYPE_CHECKING:
     from ascendjob_controller.kube.informer import Informer
@@ -66,6 +72,22 @@ class Published:
 TORN = Published("", "")
 
 
+class TooLarge(str):
+    """A failure that retrying cannot mend: the table is larger than a ConfigMap can hold.
+
+    The API server refuses a ConfigMap whose data exceed 1 MiB (422 "Too long") and a body
+    over 3 MiB (413); a v2.0 table of 1,000 pods is 3.4 MiB. Re-sending it with back-off
+    would only repeat the refusal and its Event, so the writer reports each such table once
+    and does not retry it; the reconciler makes it a `RankTableTooLarge` Warning, not an error.
+    """
+
+
+def _refused_as_too_large(err: BaseException) -> bool:
+    if not isinstance(err, ApiError):
+        return False
+    return err.status == 413 or (err.status == 422 and "too long" in err.message.lower())
+
+
 class RankTableWriter:
     """Keeps each job's stored rank table equal to the one computed from its pods."""
 
@@ -85,6 +107,7 @@ class RankTableWriter:
         self._ensured: set[str] = set()  # job uids whose ConfigMap is known to exist
         self._uids: dict[str, str] = {}  # job key -> uid, for `forget`
         self._dirs: dict[str, Path] = {}  # job key -> the directory written for it
+        self._oversized: dict[str, str] = {}  # job uid -> the table reported as too large
 
     # -- before the pods: the ConfigMap they mount must exist ---------------------------------
 
@@ -156,6 +179,11 @@ class RankTableWriter:
         if record is None:
             self._remember(self._configmaps, job, last)
             return []
+        with self._lock:
+            if self._oversized.get(uid) == content:
+                return []  # reported already; a new table is checked afresh
+        if not ranktable.configmap_fits(record.content, record.version):
+            return self._too_large(job, name, record)
         patch = {"data": {HCCL_KEY: record.content, VERSION_KEY: record.version}}
         try:
             self._client.patch(CONFIGMAPS, namespace, name, patch, patch_type="merge")
@@ -163,12 +191,33 @@ class RankTableWriter:
             if is_not_found(err):
                 # Neither mounted nor created by the user: nothing to update, as MindCluster.
                 return []
+            if _refused_as_too_large(err):  # with the keys a user added, say
+                return self._too_large(job, name, record)
             metrics.RANKTABLE_WRITES.labels(target="configmap", result="error").inc()
             return [f"write configmap {name}: {_message(err)}"]
         metrics.RANKTABLE_WRITES.labels(target="configmap", result="success").inc()
+        with self._lock:
+            self._oversized.pop(uid, None)
         self._remember(self._configmaps, job, record)
         log.info("ranktable_written", namespace=namespace, configmap=name, version=record.version)
         return []
+
+    def _too_large(self, job: dict[str, Any], name: str, record: Published) -> list[str]:
+        """Report `record` once as too large for ConfigMap `name`; it is not retried."""
+        meta = job["metadata"]
+        with self._lock:
+            self._oversized[meta["uid"]] = record.content
+            self._uids[_key(job)] = meta["uid"]
+        metrics.RANKTABLE_WRITES.labels(target="configmap", result="too_large").inc()
+        size = len(record.content.encode("utf-8", "surrogatepass"))
+        log.warning("ranktable_too_large", namespace=meta["namespace"], configmap=name, bytes=size)
+        return [
+            TooLarge(
+                f"hccl.json of {size} bytes cannot be stored in ConfigMap {name}: a ConfigMap "
+                f"holds at most {ranktable.CONFIGMAP_DATA_LIMIT} bytes of data; use file mode "
+                "(a volume named ranktable) for a table this large"
+            )
+        ]
 
     def _stored_configmap(self, namespace: str, name: str) -> Published | None:
         """What the ConfigMap holds now (first publish after a restart), None if unknown."""
@@ -230,6 +279,7 @@ class RankTableWriter:
             directory = self._dirs.pop(key, None)
             self._configmaps.pop(uid, None)
             self._files.pop(uid, None)
+            self._oversized.pop(uid, None)
             self._ensured.discard(uid)
         if directory is None:
             return

@@ -74,7 +74,7 @@ from ascendjob_controller.kube.informer import Informer, index_by_label, object_
 from ascendjob_controller.kube.mergepatch import merge_patch
 from ascendjob_controller.kube.runner import Result
 from ascendjob_controller.logging import bind_job
-from ascendjob_controller.ranktable_writer import RankTableWriter
+from ascendjob_controller.ranktable_writer import RankTableWriter, TooLarge
 
 log = structlog.get_logger("ascendjob_controller.reconciler")
 
@@ -642,14 +642,20 @@ class JobReconciler:
         assert self._ranktables is not None
         uid = job["metadata"].get("uid")
         own = [p for p in pods if (controller_ref(p) or {}).get("uid") == uid]
-        content = ranktable.dumps(ranktable.rank_table(job, own))
+        content = ranktable.rank_table_text(job, own)
         return self._report_ranktable(job, self._ranktables.publish(job, found, content), bound)
 
     def _report_ranktable(self, job: dict[str, Any], failures: list[str], bound: Any) -> list[str]:
+        """Warning Events for failed writes; those worth retrying fail the reconcile."""
+        retry = []
         for failure in failures:
+            if isinstance(failure, TooLarge):  # retrying cannot help: say so once, go on
+                self._recorder.event(job, "Warning", "RankTableTooLarge", failure)
+                continue
             bound.warning("ranktable_write_failed", error=failure)
             self._recorder.event(job, "Warning", "RankTableWriteFailed", failure)
-        return [f"rank table: {failure}" for failure in failures]
+            retry.append(f"rank table: {failure}")
+        return retry
 
     def _emit(self, job: dict[str, Any], event: planning.EventSpec) -> None:
         self._recorder.event(job, event.type, event.reason, event.message)

@@ -10,6 +10,7 @@ move. Faults are injected with pytest-mock.
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections.abc import Iterator
@@ -20,9 +21,10 @@ import pytest
 from pytest_mock import MockerFixture
 
 from ascendjob_controller import metrics
+from ascendjob_controller.job import ranktable
 from ascendjob_controller.job.ranktable_targets import RankTableTargets
 from ascendjob_controller.kube.client import ASCENDJOBS, CONFIGMAPS, ApiError, KubeClient
-from ascendjob_controller.ranktable_writer import INITIALIZING, RankTableWriter
+from ascendjob_controller.ranktable_writer import INITIALIZING, RankTableWriter, TooLarge
 from tests.integration.controller.helpers import fresh_namespace, make_client, pytorch_job
 
 pytestmark = pytest.mark.integration
@@ -188,6 +190,54 @@ def test_a_failed_configmap_write_is_counted_returned_and_retried(
     assert data_and_rv(kube, stored_job)[0] == {"hccl.json": TABLE_A, "version": "1700000003"}
     assert writes("configmap", "error") == errors + 1
     assert writes("configmap", "success") == successes + 1
+
+
+def big_table(size: int) -> str:
+    """A valid completed table of about `size` bytes."""
+    server = {"server_id": "x" * max(0, size - 80)}
+    return json.dumps({"status": "completed", "server_list": [server], "server_count": "1"})
+
+
+def test_a_table_too_large_for_a_configmap_is_reported_once_and_not_sent(
+    kube: KubeClient, stored_job: dict[str, Any], mocker: MockerFixture
+) -> None:
+    writer = RankTableWriter(kube, None, Clock())
+    targets = cm_targets(stored_job)
+    writer.ensure_configmap(stored_job, targets)
+    too_large, errors = writes("configmap", "too_large"), writes("configmap", "error")
+    table = big_table(ranktable.CONFIGMAP_DATA_LIMIT + 1)
+    sent = mocker.spy(kube, "patch")
+
+    [failure] = writer.publish(stored_job, targets, table)
+    assert isinstance(failure, TooLarge)
+    assert "cannot be stored in ConfigMap rings-config-rt" in failure and "file mode" in failure
+    assert sent.call_count == 0  # never sent: the API server would refuse it
+    assert writes("configmap", "too_large") == too_large + 1
+    assert writes("configmap", "error") == errors
+    # The same table again: already reported, nothing to retry or report.
+    assert writer.publish(stored_job, targets, table) == []
+    assert writes("configmap", "too_large") == too_large + 1
+    # A table that fits is written as usual.
+    assert writer.publish(stored_job, targets, TABLE_A) == []
+    assert stored_cm(kube, stored_job)["data"]["hccl.json"] == TABLE_A
+
+
+def test_the_api_servers_own_too_long_refusal_is_too_large(
+    kube: KubeClient, stored_job: dict[str, Any]
+) -> None:
+    """A table that fits alone but not beside a key the user added: the server's 422."""
+    writer = RankTableWriter(kube, None, Clock())
+    targets = cm_targets(stored_job)
+    writer.ensure_configmap(stored_job, targets)
+    meta = stored_job["metadata"]
+    filler = {"data": {"user-notes": "n" * (ranktable.CONFIGMAP_DATA_LIMIT // 2)}}
+    kube.patch(CONFIGMAPS, meta["namespace"], f"rings-config-{meta['name']}", filler)
+    table = big_table(ranktable.CONFIGMAP_DATA_LIMIT * 3 // 4)
+    assert ranktable.configmap_fits(table, "1700000000")
+
+    [failure] = writer.publish(stored_job, targets, table)
+    assert isinstance(failure, TooLarge), failure
+    assert stored_cm(kube, stored_job)["data"]["hccl.json"] == INITIALIZING
 
 
 def test_a_failed_create_is_counted_and_returned(

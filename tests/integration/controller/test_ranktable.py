@@ -22,6 +22,7 @@ from ascendjob_controller.kube.client import ASCENDJOBS, CONFIGMAPS, PODS, ApiEr
 from tests.integration.controller.helpers import (
     Kubelet,
     fresh_namespace,
+    job_events,
     make_client,
     pytorch_job,
     wait_event,
@@ -307,3 +308,40 @@ def test_a_failed_write_is_a_warning_event_and_is_retried(
     # Each failed write was counted (before its reconcile ended, so before the retry that
     # stored the table): only this namespace's patches fail, so exactly these two.
     assert configmap_writes("error") - errors_before == 2
+
+
+def test_a_table_too_large_for_its_configmap_is_one_warning_and_not_retried(
+    bare_cluster: Any, controller: AscendJobController, kubelet: Kubelet, mocker: MockerFixture
+) -> None:
+    """Past 1 MiB (a v2.0 table of ~300 pods), retrying can only repeat the refusal."""
+    from ascendjob_controller.job import ranktable
+
+    fits = ranktable.configmap_fits
+
+    def completed_never_fits(content: str, version: str = "") -> bool:
+        return '"completed"' not in content and fits(content, version)
+
+    mocker.patch.object(ranktable, "configmap_fits", completed_never_fits)
+    kube = make_client(bare_cluster)
+    ns = fresh_namespace(kube)
+    kube.create(ASCENDJOBS, ns, npu_job("huge", configmap_volume("huge"), policy="Never"))
+    pods = wait_pods(kube, ns, "huge", 3)
+    too_large_before = configmap_writes("too_large")
+    for node, name in enumerate(sorted(pods), start=71):
+        allocate(kube, kubelet, pods[name], node)
+    event = wait_event(kube, ns, "huge", "RankTableTooLarge")
+    assert event["type"] == "Warning"
+    assert "file mode" in event["message"], event["message"]
+    # The job goes on (allocate ran its pods); more pod events re-plan it, and the same
+    # table is not reported again.
+    wait_state(kube, ns, "huge", "Running")
+    for pod in pods.values():
+        kubelet.succeeded(pod)
+    wait_state(kube, ns, "huge", "Succeeded")
+    controller.recorder.flush(10.0)
+    reports = [e for e in job_events(kube, ns, "huge") if e["reason"] == "RankTableTooLarge"]
+    assert [int(e.get("count") or 1) for e in reports] == [1]
+    assert configmap_writes("too_large") - too_large_before == 1
+    assert not [e for e in job_events(kube, ns, "huge") if e["reason"] == "RankTableWriteFailed"]
+    stored = stored_table(kube, ns, "huge")
+    assert stored is not None and stored["table"] == {"status": "initializing"}
