@@ -451,21 +451,7 @@ class JobReconciler:
         for ref in plan.adopts:
             failures.extend(self._adopt(job, ref, bound))
 
-        creates = list(plan.creates)
-        if any(body.get("kind") == "Pod" for body in creates):
-            # The pods mount the rank-table ConfigMap: it must exist before them, or they
-            # hang in ContainerCreating on a missing volume.
-            missing = self._ensure_ranktable_configmap(job, bound)
-            if missing:
-                failures.extend(missing)
-                creates = [body for body in creates if body.get("kind") != "Pod"]
-        if creates:
-            self._expectations.expect_creations(key, [object_key(body) for body in creates])
-        # Services and PodGroups first (the plan orders them so), one at a time; then the pods.
-        for body in [b for b in creates if b.get("kind") != "Pod"]:
-            failures.extend(self._create(job, body, labels, bound, outcome))
-        pods = [b for b in creates if b.get("kind") == "Pod"]
-        failures.extend(self._create_pods(job, pods, labels, bound, outcome))
+        failures.extend(self._execute_creates(job, plan, labels, bound, outcome))
 
         deletes = [(ref, False) for ref in plan.deletes]
         deletes += [(ref, True) for ref in plan.force_deletes]
@@ -494,17 +480,49 @@ class JobReconciler:
                 failures.extend(self._delete_child(job, ref, labels, bound, outcome))
         if stored and plan.restarted:
             metrics.JOBS_RESTARTED.labels(**labels).inc(plan.restarted)
-        # What the children went through, and the transition if its status is stored.
-        terminal = stored and plan.status is not None and plan.state in (SUCCEEDED, FAILED)
-        terminal = terminal and plan.previous_state != plan.state
-        for event in child_events(
-            outcome.actions, plan.events if stored else (), terminal=terminal
-        ):
-            self._emit(job, event)
+        self._announce(job, plan, outcome, stored)
 
         if plan.delete_job and not failures:
             failures.extend(self._delete_job(job, bound))
         return outcome
+
+    def _execute_creates(
+        self,
+        job: dict[str, Any],
+        plan: planning.Plan,
+        labels: dict[str, str],
+        bound: Any,
+        outcome: _Outcome,
+    ) -> list[str]:
+        """The plan's creates behind expectations: Services and PodGroups, then the pods."""
+        failures: list[str] = []
+        key = object_key(job)
+        creates = list(plan.creates)
+        if any(body.get("kind") == "Pod" for body in creates):
+            # The pods mount the rank-table ConfigMap: it must exist before them, or they
+            # hang in ContainerCreating on a missing volume.
+            missing = self._ensure_ranktable_configmap(job, bound)
+            if missing:
+                failures.extend(missing)
+                creates = [body for body in creates if body.get("kind") != "Pod"]
+        if creates:
+            self._expectations.expect_creations(key, [object_key(body) for body in creates])
+        # Services and PodGroups first (the plan orders them so), one at a time; then the pods.
+        for body in [b for b in creates if b.get("kind") != "Pod"]:
+            failures.extend(self._create(job, body, labels, bound, outcome))
+        pods = [b for b in creates if b.get("kind") == "Pod"]
+        failures.extend(self._create_pods(job, pods, labels, bound, outcome))
+        return failures
+
+    def _announce(
+        self, job: dict[str, Any], plan: planning.Plan, outcome: _Outcome, stored: bool
+    ) -> None:
+        """What the children went through, and the transition if its status is stored."""
+        terminal = stored and plan.status is not None and plan.state in (SUCCEEDED, FAILED)
+        terminal = terminal and plan.previous_state != plan.state
+        announced = plan.events if stored else ()
+        for event in child_events(outcome.actions, announced, terminal=terminal):
+            self._emit(job, event)
 
     def _create_pods(
         self,
