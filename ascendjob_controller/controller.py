@@ -8,6 +8,7 @@ servers, leader election and signal handling.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import signal
 import socket
@@ -49,6 +50,7 @@ from ascendjob_controller.ranktable_writer import RankTableWriter
 from ascendjob_controller.reconciler import (
     JOB_INDEX,
     JobReconciler,
+    expectation_key,
     index_by_job,
     owning_job_key,
 )
@@ -146,14 +148,16 @@ class AscendJobController:
             on_delete=self._job_deleted,
         )
         self.pods.add_event_handler(
-            on_add=self._child_added, on_update=self._pod_updated, on_delete=self._child_deleted
+            on_add=functools.partial(self._child_added, "Pod"),
+            on_update=self._pod_updated,
+            on_delete=functools.partial(self._child_deleted, "Pod"),
         )
-        for informer in (self.services, self.podgroups):
+        for kind, informer in (("Service", self.services), ("PodGroup", self.podgroups)):
             if informer is not None:
                 informer.add_event_handler(
-                    on_add=self._child_added,
+                    on_add=functools.partial(self._child_added, kind),
                     on_update=self._child_updated,
-                    on_delete=self._child_deleted,
+                    on_delete=functools.partial(self._child_deleted, kind),
                 )
 
     def _job_updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
@@ -166,11 +170,11 @@ class AscendJobController:
         self.reconciler.job_deleted(job)
         self.queue.add(object_key(job))
 
-    def _child_added(self, obj: dict[str, Any]) -> None:
+    def _child_added(self, kind: str, obj: dict[str, Any]) -> None:
         job_key = owning_job_key(obj)
         if job_key is None:
             return
-        self.expectations.creation_observed(job_key, object_key(obj))
+        self.expectations.creation_observed(job_key, expectation_key(kind, object_key(obj)))
         self.queue.add(job_key)
 
     def _child_updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
@@ -188,12 +192,12 @@ class AscendJobController:
             return  # conditions, timestamps, the binding: nothing a decision reads changed
         self._child_updated(old, new)
 
-    def _child_deleted(self, obj: dict[str, Any] | DeletedFinalStateUnknown) -> None:
+    def _child_deleted(self, kind: str, obj: dict[str, Any] | DeletedFinalStateUnknown) -> None:
         child = _unwrap(obj)
         job_key = owning_job_key(child)
         if job_key is None:
             return
-        self.expectations.deletion_observed(job_key, object_key(child))
+        self.expectations.deletion_observed(job_key, expectation_key(kind, object_key(child)))
         self.queue.add(job_key)
 
     # -- lifecycle -----------------------------------------------------------------------------

@@ -456,9 +456,7 @@ class JobReconciler:
         deletes = [(ref, False) for ref in plan.deletes]
         deletes += [(ref, True) for ref in plan.force_deletes]
         if deletes:
-            self._expectations.expect_deletions(
-                key, [f"{ref.namespace}/{ref.name}" for ref, _ in deletes]
-            )
+            self._expectations.expect_deletions(key, [_ref_key(ref) for ref, _ in deletes])
         for ref, force in deletes:
             failures.extend(self._delete_child(job, ref, labels, bound, outcome, force=force))
 
@@ -475,7 +473,7 @@ class JobReconciler:
         if stored and plan.deletes_after_status:
             # Record, then act: the restart is stored, so the failed pod may go now.
             refs = plan.deletes_after_status
-            self._expectations.expect_deletions(key, [f"{r.namespace}/{r.name}" for r in refs])
+            self._expectations.expect_deletions(key, [_ref_key(r) for r in refs])
             for ref in refs:
                 failures.extend(self._delete_child(job, ref, labels, bound, outcome))
         if stored and plan.restarted:
@@ -506,7 +504,7 @@ class JobReconciler:
                 failures.extend(missing)
                 creates = [body for body in creates if body.get("kind") != "Pod"]
         if creates:
-            self._expectations.expect_creations(key, [object_key(body) for body in creates])
+            self._expectations.expect_creations(key, [_body_key(body) for body in creates])
         # Services and PodGroups first (the plan orders them so), one at a time; then the pods.
         for body in [b for b in creates if b.get("kind") != "Pod"]:
             failures.extend(self._create(job, body, labels, bound, outcome))
@@ -556,7 +554,7 @@ class JobReconciler:
             size = min(size * 2, MAX_PARALLEL_CREATES)
         key = object_key(job)
         for body in bodies[start:]:
-            self._expectations.creation_failed(key, object_key(body))
+            self._expectations.creation_failed(key, _body_key(body))
         return failures
 
     def _create(
@@ -573,7 +571,7 @@ class JobReconciler:
         try:
             created = self._client.create(resource, body["metadata"]["namespace"], body)
         except Exception as err:
-            self._expectations.creation_failed(key, ckey)
+            self._expectations.creation_failed(key, _body_key(body))
             if is_already_exists(err):
                 bound.info("child_exists", kind=kind, child=ckey)
                 return []
@@ -616,7 +614,7 @@ class JobReconciler:
                 grace_period_seconds=0 if force else None,
             )
         except Exception as err:
-            self._expectations.deletion_failed(key, ckey)
+            self._expectations.deletion_failed(key, _ref_key(ref))
             if is_not_found(err):
                 if ref.kind == "Pod" and ref.uid:
                     outcome.removed_pods.append(ref.uid)
@@ -838,6 +836,22 @@ def _follow_up(
         return None
     pods = [p for p in children["Pod"] if p["metadata"].get("uid") not in removed]
     return {**children, "Service": children["Service"] + outcome.services, "Pod": pods}
+
+
+def expectation_key(kind: str, child_key: str) -> str:
+    """The expectation of one child: its kind too, since a job's Service and its first pod
+    share a name (`<job>-master-0`). Keyed by name alone, the pod's ADDED event satisfied the
+    Service's expectation, and a reconcile before the Service reached the cache created the
+    Service again (a 409, seen once under load)."""
+    return f"{kind}/{child_key}"
+
+
+def _body_key(body: dict[str, Any]) -> str:
+    return expectation_key(str(body.get("kind", "")), object_key(body))
+
+
+def _ref_key(ref: planning.ChildRef) -> str:
+    return expectation_key(ref.kind, f"{ref.namespace}/{ref.name}")
 
 
 def _sooner(a: float | None, b: float | None) -> float | None:

@@ -1,8 +1,10 @@
 """A job whose expectation is never met (the informer missed a create) is not stranded.
 
-The Service's ADDED event is dropped before the controller's handler sees it: no observation,
-no enqueue. Nothing else happens on a cluster without a kubelet, so only the requeue at the
-expectation's expiry can bring the job back and let it create its pods.
+The Service's ADDED event is dropped before the controller's handler sees it: no observation.
+The pods are created in the Service's own reconcile, so the job then waits on that Service
+expectation alone. The test runs the pods, whose updates enqueue the job, but a pending
+expectation holds every reconcile back; nothing else happens on a cluster without a kubelet,
+so only the requeue at the expectation's expiry can bring the job back and make it Running.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ from pytest_mock import MockerFixture
 from ascendjob_controller.controller import AscendJobController, ControllerOptions
 from ascendjob_controller.kube.client import ASCENDJOBS, PODS, KubeClient
 from tests.integration.controller.helpers import (
+    Kubelet,
     fresh_namespace,
     make_client,
     pytorch_job,
     wait_for,
+    wait_state,
 )
 
 pytestmark = pytest.mark.integration
@@ -27,16 +31,18 @@ TTL = 2.0
 
 
 @pytest.fixture
-def blind_controller(bare_cluster: Any, mocker: MockerFixture) -> Iterator[dict[str, int]]:
+def blind_controller(
+    bare_cluster: Any, mocker: MockerFixture
+) -> Iterator[tuple[AscendJobController, dict[str, int]]]:
     """A controller that never hears of the first Service it creates."""
     dropped = {"services": 0}
     original = AscendJobController._child_added
 
-    def child_added(self: AscendJobController, obj: dict[str, Any]) -> None:
-        if "clusterIP" in (obj.get("spec") or {}) and dropped["services"] == 0:
+    def child_added(self: AscendJobController, kind: str, obj: dict[str, Any]) -> None:
+        if kind == "Service" and dropped["services"] == 0:
             dropped["services"] += 1
             return
-        original(self, obj)
+        original(self, kind, obj)
 
     mocker.patch.object(AscendJobController, "_child_added", child_added)
     controller = AscendJobController(
@@ -44,24 +50,35 @@ def blind_controller(bare_cluster: Any, mocker: MockerFixture) -> Iterator[dict[
         ControllerOptions(workers=2, gang_scheduling=False, expectations_ttl=TTL),
     )
     controller.start()
-    yield dropped
+    yield controller, dropped
     controller.stop(10.0)
 
 
 def test_an_unobserved_create_delays_the_job_by_the_ttl_only(
-    bare_cluster: Any, blind_controller: dict[str, int]
+    bare_cluster: Any, blind_controller: tuple[AscendJobController, dict[str, int]]
 ) -> None:
+    controller, dropped = blind_controller
     kube: KubeClient = make_client(bare_cluster)
     ns = fresh_namespace(kube)
     kube.create(ASCENDJOBS, ns, pytorch_job("blind"))
     want = {"blind-master-0", "blind-worker-0"}
-    names = wait_for(
+    pods = wait_for(
         lambda: (
-            (found := {p["metadata"]["name"] for p in kube.list(PODS, ns)["items"]}) == want
+            (found := {p["metadata"]["name"]: p for p in kube.list(PODS, ns)["items"]}).keys()
+            == want
             and found
         ),
-        what="both pods after the expectation expired",
-        timeout=30,
+        what="both pods, created with the Service",
     )
-    assert blind_controller["services"] == 1, "the Service's ADDED event was dropped"
-    assert names == want
+    assert dropped["services"] == 1, "the Service's ADDED event was dropped"
+    # The pods' ADDED events do not meet the Service's expectation, though the Service and
+    # the Master pod share a name: the expectation is the kind's too.
+    wait_for(
+        lambda: (
+            controller.expectations.pending(f"{ns}/blind")[0] == {f"Service/{ns}/blind-master-0"}
+        ),
+        what="the pods observed, the Service still expected",
+    )
+    Kubelet(kube).run_all(pods)
+    # Held back until the expectation expires (TTL), then re-planned: Running.
+    wait_state(kube, ns, "blind", "Running", timeout=30)
