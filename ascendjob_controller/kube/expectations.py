@@ -9,7 +9,9 @@ re-planned from the cache.
 Unlike Kubeflow (which ORs per-replica-type counters) we track the exact child keys of the whole
 job and AND them: the job is satisfied only when every pending create and delete was observed.
 Tracking keys rather than counts also makes observations idempotent (a repeated or unrelated
-event cannot satisfy someone else's expectation). A record older than `ttl` counts as
+event cannot satisfy someone else's expectation). A key must name one object of one kind: the
+reconciler uses `Kind/namespace/name` (`reconciler.expectation_key`), because a job's Service
+and its Master pod share a name. A record older than `ttl` counts as
 satisfied, so a lost watch event delays a job by at most `ttl`, never forever.
 """
 
