@@ -6,7 +6,8 @@ response twice; profiled under the peers benchmark, that layer and urllib3's Poo
 front of it were a quarter of the controller's CPU. This module keeps what matters from the
 official client: its Configuration (TLS, client certificates, proxy) and its urllib3 pool,
 and its auth settings, read per request so a rotating service-account token or an exec
-plugin's refresh hook still applies. It sends on the host's connection pool itself.
+plugin's refresh hook still applies. It sends on the host's connection pool itself, whose
+connections read response headers without the email parser (`response_headers`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import kubernetes
 import urllib3
 
 from ascendjob_controller.kube import jsoncodec
+from ascendjob_controller.kube.response_headers import use_fast_headers
 
 Timeout = float | tuple[float, float]
 
@@ -88,6 +90,7 @@ class Transport:
         with self._lock:
             if self._pool is None:
                 self._pool = self._manager.connection_from_url(self._base)
+                use_fast_headers(self._pool)
             return self._pool
 
     def _forget(self, pool: Any) -> None:

@@ -14,8 +14,11 @@ from typing import Any
 
 import kubernetes
 import pytest
+from pytest_mock import MockerFixture
 
+from ascendjob_controller.kube import response_headers
 from ascendjob_controller.kube.client import PODS, KubeClient
+from ascendjob_controller.kube.response_headers import HeadersResponse
 
 pytestmark = pytest.mark.integration
 
@@ -111,6 +114,17 @@ def test_connections_are_reused_and_survive_being_dropped(server: str) -> None:
     ports = [r["port"] for r in Recorder.seen]
     assert ports[0] == ports[1], "keep-alive: the second request reused the connection"
     assert ports[2] != ports[1], "after the drop, a fresh connection"
+
+
+def test_responses_are_read_by_the_fast_header_reader(server: str, mocker: MockerFixture) -> None:
+    begin = mocker.spy(HeadersResponse, "begin")
+    email_parse = mocker.spy(response_headers, "_email_parse")
+    kube = client_for(server, iter(["t"] * 10))
+    assert kube.get(PODS, "ns", "p") == {"kind": "Pod", "metadata": {"name": "p"}}
+    kube.drop_idle_connections()
+    assert kube.get(PODS, "ns", "p")["kind"] == "Pod"  # a new pool after the drop: the same
+    assert begin.call_count == 2
+    email_parse.assert_not_called()  # plain headers from a real http.server
 
 
 def test_a_configured_proxy_is_asked_for_the_api_servers_url(server: str) -> None:
