@@ -166,18 +166,24 @@ MAX_TEMPLATE_DEPTH = 100
 
 
 def nesting_depth(value: Any, limit: int = MAX_TEMPLATE_DEPTH) -> int:
-    """How deeply maps and lists nest in `value`, counted without recursion; stops past limit."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if not isinstance(node, dict | list):
-            continue
-        deepest = max(deepest, depth)
-        if deepest > limit:
-            return deepest
-        children = node.values() if isinstance(node, dict) else node
-        stack.extend((child, depth + 1) for child in children)
-    return deepest
+    """How deeply maps and lists nest in `value`, counted without recursion; stops past limit.
+
+    Level by level: each pass keeps the maps and lists of one level and gathers their children
+    with `list.extend`, so the per-node work is one isinstance in a comprehension. It runs on
+    every template of every reconcile; the walk with a stack of (node, depth) pairs it replaced
+    was half of `validate`'s time.
+    """
+    depth, level = 0, [value]
+    while True:
+        nests = [node for node in level if isinstance(node, dict | list)]
+        if not nests:
+            return depth
+        depth += 1
+        if depth > limit:
+            return depth
+        level = []
+        for node in nests:
+            level.extend(node.values() if isinstance(node, dict) else node)
 
 
 def _template_problems(rtype: str, template: dict[str, Any]) -> list[Problem]:

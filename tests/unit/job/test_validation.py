@@ -258,3 +258,30 @@ def test_a_template_nested_too_deep_is_invalid_not_a_crash(levels: int, as_list:
 def test_an_ordinary_template_is_far_from_the_depth_limit() -> None:
     assert v.nesting_depth(replica()["template"]) < 10
     assert v.nesting_depth(_deep(100)) == 100
+
+
+def _depth_by_definition(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max(map(_depth_by_definition, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth_by_definition, value), default=0)
+    return 0
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "leaf",
+        None,
+        {},
+        [],
+        [[]],
+        {"a": {}, "b": [1, [2, {"c": [3]}]], "d": "x"},
+        [{"a": 1}, [[[[]]]], {"b": {"c": {}}}],
+        _deep(7, as_list=True),
+        {"wide": [{"n": i, "m": [i] * (i % 3)} for i in range(50)]},
+    ],
+)
+def test_nesting_depth_is_the_recursive_definition(value: Any) -> None:
+    assert v.nesting_depth(value) == _depth_by_definition(value)
+    assert v.nesting_depth(value, limit=1) == min(_depth_by_definition(value), 2)
