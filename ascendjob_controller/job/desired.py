@@ -10,7 +10,6 @@ informer cache) is never mutated.
 
 from __future__ import annotations
 
-import copy
 from decimal import Decimal
 from typing import Any
 
@@ -55,6 +54,7 @@ from ascendjob_controller.job.types import (
     JobView,
     as_int,
     dig,
+    json_copy,
 )
 
 
@@ -154,7 +154,7 @@ def desired_pod(
     spec = view.replica(rtype)
     if spec is None:
         raise ValueError(f"job {view.name} has no replica type {rtype}")
-    template = copy.deepcopy(spec.template)
+    template = json_copy(spec.template)
     meta = template.get("metadata") or {}
     pod_spec: dict[str, Any] = template.get("spec") or {}
 
@@ -196,7 +196,7 @@ def desired_service(
     leader = view.leader_spec
     if leader is None:
         return None
-    containers = copy.deepcopy(dig(leader.template, "spec", "containers") or [])
+    containers = json_copy(dig(leader.template, "spec", "containers") or [])
     ports: list[dict[str, Any]] = []
     if containers:
         main = containers[_training_index(containers)]
@@ -281,7 +281,7 @@ def desired_podgroup(view: JobView, operator_name: str = DEFAULT_OPERATOR_NAME) 
     if policy.get("priorityClass"):
         spec["priorityClassName"] = policy["priorityClass"]
     if policy.get("minResources"):
-        spec["minResources"] = copy.deepcopy(policy["minResources"])
+        spec["minResources"] = json_copy(policy["minResources"])
     else:
         computed = _gang_requests(view, spec["minMember"])
         if computed:

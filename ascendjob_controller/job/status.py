@@ -27,7 +27,6 @@ an idle reconcile produces a status equal to the stored one and writes nothing.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -62,6 +61,7 @@ from ascendjob_controller.job.types import (
     dicts,
     dig,
     format_time,
+    json_copy,
     parse_time,
 )
 
@@ -298,7 +298,7 @@ def next_status(
     `replicas` None keeps the stored replicaStatuses (an invalid job has no view to
     recompute them from). Fields we do not own are carried over untouched.
     """
-    new = copy.deepcopy(as_dict(old))
+    new = json_copy(as_dict(old))
     for key in (STATUS_CONTAINER_COUNTS, STATUS_RECREATED):
         new.pop(key, None)
     # Stamps we cannot read are dropped (and set afresh below) rather than written back.

@@ -128,6 +128,22 @@ def dig(obj: Any, *path: str) -> Any:
     return cur
 
 
+def json_copy(value: Any) -> Any:
+    """A deep copy of a JSON document (dicts, lists and immutable scalars).
+
+    `copy.deepcopy` does the same for such data about four times slower: it keeps a memo of
+    every object (for shared and cyclic references, which decoded JSON has none of) and
+    dispatches on each type. The planner copies the old status and each pod's template on
+    every reconcile. Other objects are shared, as deepcopy shares immutable ones. Templates
+    are checked against `validation.MAX_TEMPLATE_DEPTH` first, so the recursion is bounded.
+    """
+    if type(value) is dict:
+        return {key: json_copy(item) for key, item in value.items()}
+    if type(value) is list:
+        return [json_copy(item) for item in value]
+    return value
+
+
 def controller_ref(obj: Any) -> dict[str, Any] | None:
     """The ownerReference marked `controller: true`, if any (at most one is allowed)."""
     for ref in dicts(dig(obj, "metadata", "ownerReferences")):
