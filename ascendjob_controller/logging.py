@@ -11,11 +11,13 @@ values spliced in); values go in fields so they can be queried.
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TextIO
 
+import orjson
 import structlog
 from structlog.typing import EventDict, Processor
 
@@ -51,10 +53,23 @@ def _drop_formatter_fields(_logger: Any, _method: str, event: EventDict) -> Even
     return event
 
 
+def _json_line(
+    event: EventDict, default: Callable[[Any], Any] | None = None, **_ignored: Any
+) -> str:
+    """One compact JSON line, by orjson: `json.dumps` took a tenth of the controller's CPU in
+    the peers benchmark, one info line per change. What orjson refuses (an integer beyond
+    64 bits) goes to `json`; both keep the field order, and call `default` (structlog's repr
+    fallback) for anything else they cannot encode."""
+    try:
+        return orjson.dumps(event, default=default, option=orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(event, default=default, separators=(",", ":"))
+
+
 def _renderer(log_format: str) -> Processor:
     if log_format == "console":
         return structlog.dev.ConsoleRenderer(colors=False, sort_keys=False)
-    return structlog.processors.JSONRenderer(sort_keys=False)
+    return structlog.processors.JSONRenderer(serializer=_json_line)
 
 
 def configure(

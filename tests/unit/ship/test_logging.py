@@ -37,6 +37,22 @@ def test_structlog_lines_are_json_with_the_fields(stream: io.StringIO) -> None:
     assert list(line)[:4] == ["timestamp", "level", "logger", "event"]
 
 
+def test_fields_any_encoder_would_refuse_are_still_written(stream: io.StringIO) -> None:
+    logs.configure("json", "info", stream=stream)
+
+    class Opaque:
+        def __repr__(self) -> str:
+            return "<opaque>"
+
+    log = logs.get_logger("t")
+    log.info("big", count=2**70, name="caf\u00e9", nan=float("nan"), thing=Opaque())
+    log.info("keys", by_number={1: "a"})
+    big, keys = lines(stream)
+    assert (big["count"], big["name"], big["thing"]) == (2**70, "caf\u00e9", "<opaque>")
+    assert big["nan"] is None or big["nan"] != big["nan"]  # null (orjson) or NaN (json)
+    assert keys["by_number"] == {"1": "a"}
+
+
 def test_stdlib_logging_goes_through_the_same_processors(stream: io.StringIO) -> None:
     logs.configure("json", "info", stream=stream)
     logging.getLogger("some.library").warning("disk %s is full", "sda")
