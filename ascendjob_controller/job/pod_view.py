@@ -35,8 +35,12 @@ def _container(status: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
-def planner_view(pod: Any) -> str:
-    """A canonical string of every pod field a decision depends on."""
+def planner_view(pod: Any) -> dict[str, Any]:
+    """Every pod field a decision depends on, as a value compared with `==`.
+
+    Dict equality ignores key order, as the canonical JSON string this used to be did, and
+    costs a fraction of encoding both sides on every pod update.
+    """
     pod = as_dict(pod)
     meta = as_dict(pod.get("metadata"))
     status = as_dict(pod.get("status"))
@@ -52,7 +56,7 @@ def planner_view(pod: Any) -> str:
         "hostIP": status.get("hostIP"),
         "containers": [_container(c) for c in dicts(status.get("containerStatuses"))],
     }
-    return json.dumps(view, sort_keys=True, default=str)
+    return view
 
 
 # --- the cache transform --------------------------------------------------------------------
