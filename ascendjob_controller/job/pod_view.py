@@ -17,6 +17,8 @@ import sys
 from collections.abc import Hashable
 from typing import Any
 
+import orjson
+
 from ascendjob_controller.job.types import as_dict, dicts
 
 
@@ -103,11 +105,23 @@ def _strings(mapping: Any, drop: str = "") -> dict[str, Any]:
 
 
 def _hashable(value: Any) -> Hashable:
-    """A key for `_Shared`: dicts and lists as nested tuples (JSON values only)."""
+    """A key for `_Shared`: the value's compact JSON bytes, one C call (building nested tuples
+    was a third of `compact_pod`'s time). Equal bytes mean equal JSON values but for `null`,
+    which orjson also writes for NaN, and what orjson refuses (integers beyond 64 bits, keys
+    that are not strings): those take the exact nested-tuple key."""
+    try:
+        key = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        return _nested_key(value)
+    return _nested_key(value) if b"null" in key else key
+
+
+def _nested_key(value: Any) -> Hashable:
+    """Dicts and lists as nested tuples, scalars with their type (JSON values only)."""
     if isinstance(value, dict):
-        return tuple((k, _hashable(v)) for k, v in value.items())
+        return tuple((k, _nested_key(v)) for k, v in value.items())
     if isinstance(value, list):
-        return ("[]", *(_hashable(v) for v in value))
+        return ("[]", *(_nested_key(v) for v in value))
     return (type(value).__name__, value)
 
 

@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ascendjob_controller.job.pod_view import compact_pod, planner_view
@@ -241,3 +241,39 @@ def test_the_pod_list_decoder_gives_compact_pod_what_the_full_decode_does(
     fast, full = decode_pod_list(data), json.loads(data)
     assert fast["metadata"] == full["metadata"]
     assert [compact_pod(p) for p in fast["items"]] == [compact_pod(p) for p in full["items"]]
+
+
+_small_json = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.sampled_from([0, 1, 2**70, 0.0, 1.0, float("nan")]),
+        st.sampled_from(["", "a", "null", "1"]),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.sampled_from(["a", "b", "null"]), inner, max_size=2),
+        st.dictionaries(st.sampled_from([1, 2]), inner, min_size=1, max_size=1),
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_small_json, _small_json)
+@example(float("nan"), None)  # orjson writes both as null
+@example([float("nan")], [None])
+@example({"a": float("inf")}, {"a": None})
+@example(1, 1.0)
+@example(1, True)
+@example({1: "a"}, {"1": "a"})  # a key orjson refuses beside the string it would become
+@example(2**70, float(2**70))
+def test_a_sharing_key_is_equal_only_for_the_same_json_value(a: Any, b: Any) -> None:
+    """Sharing two parts under one key would make one pod show the other's values."""
+    from ascendjob_controller.job import pod_view
+
+    if pod_view._hashable(a) == pod_view._hashable(b):
+        assert pod_view._nested_key(a) == pod_view._nested_key(b)
+        assert repr(a) == repr(b)  # types too: 1 is not 1.0 is not True, NaN is not None
+    if "nan" not in repr(a):
+        assert pod_view._hashable(a) == pod_view._hashable(copy.deepcopy(a))
