@@ -56,10 +56,11 @@ def _drop_formatter_fields(_logger: Any, _method: str, event: EventDict) -> Even
 def _json_line(
     event: EventDict, default: Callable[[Any], Any] | None = None, **_ignored: Any
 ) -> str:
-    """One compact JSON line, by orjson: `json.dumps` took a tenth of the controller's CPU in
-    the peers benchmark, one info line per change. What orjson refuses (an integer beyond
-    64 bits) goes to `json`; both keep the field order, and call `default` (structlog's repr
-    fallback) for anything else they cannot encode."""
+    """One compact JSON line, by orjson: 0.75 us for a reconcile's line against `json.dumps`'s
+    4.1 (log lines were about 6 % of the controller's CPU in the peers benchmark, one info
+    line per change). What orjson refuses (an integer beyond 64 bits) goes to `json`; both
+    keep the field order, and call `default` (structlog's repr fallback) for anything else
+    they cannot encode."""
     try:
         return orjson.dumps(event, default=default, option=orjson.OPT_NON_STR_KEYS).decode()
     except (TypeError, orjson.JSONEncodeError):

@@ -19,6 +19,7 @@ keep-alive are decided as `http.client` decides them, reusing its own helpers.
 
 from __future__ import annotations
 
+import email.parser
 import http.client
 import re
 from typing import Any
@@ -57,8 +58,6 @@ def _line_ending_length(raw: bytes) -> int:
 
 def _email_parse(lines: list[bytes]) -> http.client.HTTPMessage:
     """What `http.client.parse_headers` makes of these lines (the rare, unusual block)."""
-    import email.parser
-
     text = b"".join(lines).decode("iso-8859-1")
     parsed: http.client.HTTPMessage = email.parser.Parser(_class=http.client.HTTPMessage).parsestr(
         text
