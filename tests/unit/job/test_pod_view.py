@@ -85,7 +85,9 @@ def test_every_field_a_decision_reads_changes_the_view(change: Any) -> None:
 
 def test_malformed_pods_have_a_view() -> None:
     for pod in (None, {}, {"metadata": "x", "status": []}, {"status": {"containerStatuses": "y"}}):
-        assert planner_view(pod) == planner_view(pod)  # comparable, whatever the input
+        view = planner_view(pod)
+        assert isinstance(view, dict)
+        assert view == planner_view(copy.deepcopy(pod))  # comparable, whatever the input
 
 
 @pytest.mark.parametrize("phase", ["Pending", "Running", "Succeeded", "Failed"])
