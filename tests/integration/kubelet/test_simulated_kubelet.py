@@ -1,7 +1,9 @@
 """The simulated kubelet against the real embedded API server, observed with the official client.
 
 The cluster is started without its own kubelet (`bare_cluster`); each module starts ours, so
-every write the tests observe went over HTTP exactly as a real kubelet's would.
+every write the tests observe went over HTTP exactly as a real kubelet's would. On the local
+cluster every test runs a second time with the kubelet in-process (`inprocess.DirectClient`,
+what `LocalCluster` gives its own kubelet): it must behave the same without the sockets.
 """
 
 from __future__ import annotations
@@ -26,9 +28,18 @@ pytestmark = pytest.mark.integration
 WAIT = 30.0  # generous: the machine is shared
 
 
-@pytest.fixture(scope="module")
-def kubelet(bare_cluster: Any) -> Iterator[SimulatedKubelet]:
-    k = SimulatedKubelet(bare_cluster.url, credentials=bare_cluster.credentials())
+@pytest.fixture(scope="module", params=["http", "in-process"])
+def kubelet(bare_cluster: Any, request: pytest.FixtureRequest) -> Iterator[SimulatedKubelet]:
+    transport = None
+    if request.param == "in-process":
+        if not hasattr(bare_cluster, "state"):
+            pytest.skip("in-process serving is the local cluster's")
+        from ascendjob_controller.localcluster.inprocess import DirectClient
+
+        transport = DirectClient(bare_cluster.state)
+    k = SimulatedKubelet(
+        bare_cluster.url, credentials=bare_cluster.credentials(), transport=transport
+    )
     k.start()
     yield k
     k.stop()
