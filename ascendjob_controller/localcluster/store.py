@@ -27,7 +27,8 @@ ObjectRef = tuple[str, str, str]  # (group_resource, namespace, name)
 
 
 def dumps(obj: Any) -> bytes:
-    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+    """The compact UTF-8 JSON clients read (fastjson.dumps: json.dumps's bytes, faster)."""
+    return fastjson.dumps(obj)
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,7 +261,7 @@ class Store:
             self._sorted.pop(resource, None)
             self._unindex(resource, (namespace, name), old.obj)
             self._rv += 1
-            final = json.loads(dumps(final)) if final is not None else json.loads(old.raw)
+            final = fastjson.loads(dumps(final) if final is not None else old.raw)
             final["metadata"]["resourceVersion"] = str(self._rv)
             entry = Entry(final, dumps(final))
             self._record(Event(self._rv, "DELETED", resource, namespace, entry, old.obj))

@@ -1,4 +1,4 @@
-"""fastjson.loads gives exactly what json.loads gives, whatever the bytes (it is only faster)."""
+"""fastjson gives exactly what json gives, whatever the input (it is only faster)."""
 
 from __future__ import annotations
 
@@ -82,3 +82,50 @@ def test_any_document_round_trips_as_with_json(value: Any) -> None:
 )
 def test_identical_tells_types_apart_and_is_never_wrongly_true(a: Any, b: Any, same: bool) -> None:
     assert fastjson.identical(a, b) is same
+
+
+def _std_dumps(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+DUMPS_CASES: list[Any] = [
+    {"a": 1, "b": [1, 2.5, "x"], "c": None, "d": True},
+    {"small": 1e-05, "tiny": 1.2567157826430713e-06, "edge": 0.0001, "big": 1e16},
+    {"nan": float("nan"), "inf": float("inf"), "minus": float("-inf")},
+    {"n": 2**70, "m": -(2**64)},  # beyond orjson
+    {1: "non-string key", "b": 2},
+    {"s": 'quote " backslash \\ newline \n tab \t \x00 \x1f \x7f \u2028 é 😀'},
+    {"null inside a string": "null", "e-": "1e-5"},  # false alarms: same bytes either way
+    [True, False, 0, -0.0, 1.0, 123456789012345680.0],
+]
+
+
+@pytest.mark.parametrize("value", DUMPS_CASES)
+def test_dumps_gives_the_standard_encoders_bytes(value: Any) -> None:
+    assert fastjson.dumps(value) == _std_dumps(value)
+
+
+def test_dumps_raises_what_json_raises_for_a_lone_surrogate() -> None:
+    with pytest.raises(UnicodeEncodeError):
+        _std_dumps({"s": "\ud800"})
+    with pytest.raises(UnicodeEncodeError):
+        fastjson.dumps({"s": "\ud800"})
+
+
+any_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats()  # NaN and both infinities included
+    | st.text(alphabet=st.characters(blacklist_categories=["Cs"])),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(deadline=None)
+@given(any_values)
+def test_dumps_of_any_document_is_byte_for_byte_the_standard(value: Any) -> None:
+    assert fastjson.dumps(value) == _std_dumps(value)
