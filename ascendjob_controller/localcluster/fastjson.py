@@ -14,6 +14,7 @@ does not change.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import orjson
@@ -36,11 +37,12 @@ def identical(a: Any, b: Any) -> bool:
         return False
 
 
-# Where orjson's bytes may differ from json.dumps's, checked on its output (a false alarm, say
-# "null" or "e-" inside a string, only costs the slow path):
-# - floats below 1e-4: orjson writes 0.00001 and 1e-7 where Python's repr gives 1e-05, 1e-07;
+# Where orjson's bytes may differ from json.dumps's, found in its output (a false alarm, say
+# "null" inside a string, only costs the slow path):
+# - floats below 1e-4: orjson writes 0.00001 and 1e-7 where Python's repr gives 1e-05, 1e-07
+#   (a compact JSON number ends at "," "]" "}" or the end, which a uid's "...3e-4..." does not);
 # - NaN and Infinity, which orjson writes as null (json writes NaN, as the store always has).
-_MAYBE_DIFFERENT = (b"e-", b"0.0000", b"null")
+_MAYBE_DIFFERENT = re.compile(rb"[0-9]e-[0-9]+(?:[,\]}]|$)|0\.0000|null")
 
 
 def dumps(obj: Any) -> bytes:
@@ -53,7 +55,7 @@ def dumps(obj: Any) -> bytes:
         out = orjson.dumps(obj)
     except (TypeError, orjson.JSONEncodeError):
         return _slow_dumps(obj)
-    if any(marker in out for marker in _MAYBE_DIFFERENT):
+    if _MAYBE_DIFFERENT.search(out):
         return _slow_dumps(obj)
     return out
 

@@ -97,6 +97,9 @@ DUMPS_CASES: list[Any] = [
     {"s": 'quote " backslash \\ newline \n tab \t \x00 \x1f \x7f \u2028 é 😀'},
     {"null inside a string": "null", "e-": "1e-5"},  # false alarms: same bytes either way
     [True, False, 0, -0.0, 1.0, 123456789012345680.0],
+    1e-07,  # a document that is only a number: nothing follows its exponent
+    5e-301,
+    {"uid": "c15e-4a3b", "tail": "3e-4"},  # looks like an exponent, is a string
 ]
 
 
