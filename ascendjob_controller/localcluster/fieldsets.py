@@ -343,6 +343,18 @@ def from_v1(tree: Any, prefix: FieldPath = ()) -> set[FieldPath]:
     return out
 
 
+def in_v1(tree: Any, fp: FieldPath) -> bool:
+    """`fp in from_v1(tree)`, without expanding the whole tree: one walk down `fp`."""
+    node = tree
+    for kind, name in fp:
+        if not isinstance(node, dict) or (key := f"{kind}:{name}") not in node:
+            return False
+        node = node[key]
+    if not fp or not isinstance(node, dict):
+        return bool(fp)
+    return "." in node or not any(key != "." for key in node)
+
+
 def path_string(fp: FieldPath) -> str:
     """A path as conflict messages print it: `.data.a`, `.spec.containers[name="main"]`."""
     out = ""

@@ -99,10 +99,18 @@ def _entry(
 
 
 def _without(entries: list[dict[str, Any]], drop: set[FieldPath]) -> list[dict[str, Any]]:
-    """Entries with `drop` taken out of each; entries left empty are removed."""
+    """Entries with `drop` taken out of each; entries left empty are removed.
+
+    An entry that holds none of `drop` (another manager's, for a status write) is kept as
+    it is, found by walking down each dropped path instead of expanding its whole tree.
+    """
     out = []
     for entry in entries:
-        fields = fieldsets.from_v1(entry.get("fieldsV1"))
+        tree = entry.get("fieldsV1")
+        if not any(fieldsets.in_v1(tree, fp) for fp in drop):
+            out.append(entry)
+            continue
+        fields = fieldsets.from_v1(tree)
         left = fields - drop
         if not left:
             continue

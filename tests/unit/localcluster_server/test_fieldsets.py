@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ascendjob_controller.localcluster import fieldsets, managedfields
 from ascendjob_controller.localcluster.managedfields import Write, record_update
@@ -129,3 +133,23 @@ def test_the_create_fast_path_equals_the_comparison(kind: str, obj: dict) -> Non
     diff = fieldsets.compare(managedfields._empty_like(obj), managedfields._bare(obj), schema)
     slow = managedfields._filter(diff.added | diff.modified, write) - managedfields._STRIPPED
     assert fast["fieldsV1"] == fieldsets.to_v1(slow)
+
+
+# fieldsV1 trees as a server may hold them, odd members included ("." markers, keys without
+# a colon, names with colons, non-object leaves), and paths that may or may not be in them.
+_names = st.sampled_from(["a", "b", "x:y", "", '{"name":"c"}'])
+_keys = st.builds(lambda k, n: f"{k}:{n}", st.sampled_from(["f", "k", "v", "i"]), _names)
+_trees = st.recursive(
+    st.just({}) | st.just({".": {}}) | st.sampled_from(["leaf", 1, None, []]),
+    lambda inner: st.dictionaries(_keys | st.sampled_from([".", "nocolon"]), inner, max_size=4),
+    max_leaves=15,
+)
+_paths = st.lists(st.tuples(st.sampled_from(["f", "k", "v", "i"]), _names), max_size=4).map(tuple)
+
+
+@settings(deadline=None, max_examples=300)
+@given(_trees, st.lists(_paths, max_size=6))
+def test_in_v1_agrees_with_expanding_the_tree(tree: Any, paths: list[Any]) -> None:
+    expanded = fieldsets.from_v1(tree)
+    for fp in [*paths, *list(expanded)[:6]]:
+        assert fieldsets.in_v1(tree, fp) is (fp in expanded)
