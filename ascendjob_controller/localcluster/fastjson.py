@@ -7,8 +7,8 @@ says when orjson may decide and when `json` must); `identical` is the bed's.
 
 `dumps` is the store's encoder: every write serializes the object once, and `json.dumps`
 was an eighth of the bed's CPU once the kubelet ran in-process. It gives the very bytes
-`json.dumps(obj, separators=(",", ":"), ensure_ascii=False)` gives, so what clients read
-does not change.
+`json.dumps(obj, separators=(",", ":"), ensure_ascii=False)` gives (NaN and Infinity
+aside, which JSON has not), so what clients read does not change.
 """
 
 from __future__ import annotations
@@ -37,19 +37,22 @@ def identical(a: Any, b: Any) -> bool:
         return False
 
 
-# Where orjson's bytes may differ from json.dumps's, found in its output (a false alarm, say
-# "null" inside a string, only costs the slow path):
-# - floats below 1e-4: orjson writes 0.00001 and 1e-7 where Python's repr gives 1e-05, 1e-07
-#   (a compact JSON number ends at "," "]" "}" or the end, which a uid's "...3e-4..." does not);
-# - NaN and Infinity, which orjson writes as null (json writes NaN, as the store always has).
-_MAYBE_DIFFERENT = re.compile(rb"[0-9]e-[0-9]+(?:[,\]}]|$)|0\.0000|null")
+# Where orjson's bytes may differ from json.dumps's, found in its output (a false alarm only
+# costs the slow path): floats below 1e-4, which orjson writes as 0.00001 and 1e-7 where
+# Python's repr gives 1e-05 and 1e-07. A compact JSON number ends at "," "]" "}" or the end,
+# which a uid's "...3e-4..." does not.
+_MAYBE_DIFFERENT = re.compile(rb"[0-9]e-[0-9]+(?:[,\]}]|$)|0\.0000")
 
 
 def dumps(obj: Any) -> bytes:
     """`json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()`, faster.
 
-    orjson refuses what it cannot write the same way (integers beyond 64 bits, non-string
-    keys, lone surrogates); `json` then does it, or raises what it always raised.
+    The same bytes for every document without NaN or Infinity. Those are not JSON, and the
+    server refuses them in request bodies (`server.parse_body`, as kube-apiserver does), so
+    no stored object holds one; were one written anyway, it comes out as null (valid JSON)
+    where json.dumps would write NaN. orjson refuses what it cannot write the same way
+    (integers beyond 64 bits, non-string keys, lone surrogates); `json` then does it, or
+    raises what it always raised.
     """
     try:
         out = orjson.dumps(obj)

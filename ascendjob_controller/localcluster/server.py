@@ -185,8 +185,9 @@ def parse_body(raw: bytes, content_type: str, kind: str = "") -> Any:
             raise ValueError("unexpected end of JSON input")
         if "yaml" in content_type:
             # Through JSON so YAML-only values (timestamps, dates) arrive as JSON would.
-            return json.loads(json.dumps(yaml.safe_load(raw.decode()), default=str))
-        return json.loads(raw)
+            as_json = json.dumps(yaml.safe_load(raw.decode()), default=str)
+            return json.loads(as_json, parse_constant=_refuse_constant)
+        return json.loads(raw, parse_constant=_refuse_constant)
     except (ValueError, TypeError, yaml.YAMLError) as err:
         if not kind:
             raise bad_request("invalid JSON patch") from err
@@ -198,8 +199,26 @@ def parse_body(raw: bytes, content_type: str, kind: str = "") -> Any:
         ) from err
 
 
+class _NonFinite(ValueError):
+    """NaN, Infinity or -Infinity: Python's decoder takes them, Go's (and JSON) does not."""
+
+    def __init__(self, constant: str) -> None:
+        super().__init__(constant)
+        self.constant = constant
+
+
+def _refuse_constant(constant: str) -> Any:
+    """Refuse NaN and the infinities as kube-apiserver does; no stored object holds one (the
+    store's encoder, fastjson.dumps, may then write JSON's own null for any other float)."""
+    raise _NonFinite(constant)
+
+
 def _go_json_error(raw: bytes, err: Exception) -> str:
     """Go's encoding/json wording of a syntax error (the common cases)."""
+    if isinstance(err, _NonFinite):
+        if err.constant.startswith("-"):
+            return "invalid character 'I' in numeric literal"
+        return f"invalid character {err.constant[0]!r} looking for beginning of value"
     position = getattr(err, "pos", None)
     text = raw.decode("utf-8", "replace")
     if position is None or position >= len(text.rstrip()):

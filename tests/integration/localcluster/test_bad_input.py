@@ -70,6 +70,21 @@ def test_a_non_latin1_unknown_field_is_warned_about_at_once(bare_cluster: Any) -
             'unexpected end of JSON input ({"apiVersion": "v1", "kind": " ...)',
         ),
         (b"", "unexpected end of JSON input (<empty>)"),
+        # JSON has no NaN or Infinity; Python's decoder would take them, Go's does not.
+        (
+            b'{"kind":"ConfigMap","data":NaN}',
+            "invalid character 'N' looking for beginning of value "
+            '({"kind":"ConfigMap","data":NaN ...)',
+        ),
+        (
+            b'{"kind":"ConfigMap","a":Infinity}',
+            "invalid character 'I' looking for beginning of value "
+            '({"kind":"ConfigMap","a":Infini ...)',
+        ),
+        (
+            b'{"kind":"ConfigMap","a":-Infinity}',
+            'invalid character \'I\' in numeric literal ({"kind":"ConfigMap","a":-Infin ...)',
+        ),
     ],
 )
 def test_unparsable_bodies_are_unrecognized_objects(
