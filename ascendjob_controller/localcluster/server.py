@@ -22,6 +22,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
+from ascendjob_controller.localcluster import fastjson
 from ascendjob_controller.localcluster.errors import (
     ApiError,
     bad_request,
@@ -187,7 +188,7 @@ def parse_body(raw: bytes, content_type: str, kind: str = "") -> Any:
             # Through JSON so YAML-only values (timestamps, dates) arrive as JSON would.
             as_json = json.dumps(yaml.safe_load(raw.decode()), default=str)
             return json.loads(as_json, parse_constant=_refuse_constant)
-        return json.loads(raw, parse_constant=_refuse_constant)
+        return fastjson.loads(raw, parse_constant=_refuse_constant)
     except (ValueError, TypeError, yaml.YAMLError) as err:
         if not kind:
             raise bad_request("invalid JSON patch") from err

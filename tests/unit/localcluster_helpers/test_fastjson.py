@@ -138,3 +138,25 @@ any_values = st.recursive(
 @given(any_values)
 def test_dumps_of_any_document_is_byte_for_byte_the_standard(value: Any) -> None:
     assert fastjson.dumps(value) == _std_dumps(value)
+
+
+@pytest.mark.parametrize("raw", [b'{"a":NaN}', b"[Infinity]", b'{"b":[1,-Infinity]}'])
+def test_loads_hands_every_constant_to_parse_constant(raw: bytes) -> None:
+    seen: list[str] = []
+
+    def refuse(constant: str) -> Any:
+        seen.append(constant)
+        raise ValueError(constant)
+
+    with pytest.raises(ValueError):
+        fastjson.loads(raw, parse_constant=refuse)
+    assert len(seen) == 1
+
+
+def test_loads_without_constants_never_asks_parse_constant() -> None:
+    def refuse(constant: str) -> Any:
+        raise AssertionError(constant)
+
+    assert fastjson.loads(b'{"a":[1,2.5,"NaN",null]}', parse_constant=refuse) == {
+        "a": [1, 2.5, "NaN", None]
+    }
