@@ -6,15 +6,13 @@ a copy of it). `loads` is the controller's own lossless orjson decoder (`kube/js
 says when orjson may decide and when `json` must); `identical` is the bed's.
 
 `dumps` is the store's encoder: every write serializes the object once, and `json.dumps`
-was an eighth of the bed's CPU once the kubelet ran in-process. It gives the very bytes
-`json.dumps(obj, separators=(",", ":"), ensure_ascii=False)` gives (NaN and Infinity
-aside, which JSON has not), so what clients read does not change.
+was an eighth of the bed's CPU once the kubelet ran in-process. What clients read does not
+change: the same bytes as before for documents without floats, the same values for all.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
@@ -37,30 +35,21 @@ def identical(a: Any, b: Any) -> bool:
         return False
 
 
-# Where orjson's bytes may differ from json.dumps's, found in its output (a false alarm only
-# costs the slow path): floats below 1e-4, which orjson writes as 0.00001 and 1e-7 where
-# Python's repr gives 1e-05 and 1e-07. A compact JSON number ends at "," "]" "}" or the end,
-# which a uid's "...3e-4..." does not.
-_MAYBE_DIFFERENT = re.compile(rb"[0-9]e-[0-9]+(?:[,\]}]|$)|0\.0000")
-
-
 def dumps(obj: Any) -> bytes:
-    """`json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()`, faster.
+    """Compact UTF-8 JSON: `json.dumps(obj, separators=(",", ":"), ensure_ascii=False)`'s
+    bytes for every document without floats, and the same values for every one.
 
-    The same bytes for every document without NaN or Infinity. Those are not JSON, and the
-    server refuses them in request bodies (`server.parse_body`, as kube-apiserver does), so
-    no stored object holds one; were one written anyway, it comes out as null (valid JSON)
-    where json.dumps would write NaN. orjson refuses what it cannot write the same way
-    (integers beyond 64 bits, non-string keys, lone surrogates); `json` then does it, or
-    raises what it always raised.
+    Floats are written by orjson, the shortest form that reads back exactly, as json's is;
+    only the notation of some differs (1e-05 comes out 0.00001, as Go's encoder writes it,
+    and 1e-07 as 1e-7). NaN and Infinity are not JSON: the server refuses them in request
+    bodies (`server.parse_body`, as kube-apiserver does), and one written anyway comes out
+    as null. orjson refuses what it cannot write (integers beyond 64 bits, non-string keys,
+    lone surrogates); `json` then writes it, or raises what it always raised.
     """
     try:
-        out = orjson.dumps(obj)
+        return orjson.dumps(obj)
     except (TypeError, orjson.JSONEncodeError):
         return _slow_dumps(obj)
-    if _MAYBE_DIFFERENT.search(out):
-        return _slow_dumps(obj)
-    return out
 
 
 def _slow_dumps(obj: Any) -> bytes:
