@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from ascendjob_controller.localcluster import fastjson
 
 PathElem = tuple[str, str]
@@ -33,7 +35,16 @@ _MISSING = object()
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    """A list element's key as fieldsV1 spells it: compact JSON, keys sorted.
+
+    orjson where it can (a tenth of a status write went into `json.dumps` here); it sorts
+    keys by code point as json does, and writes the same bytes for anything but a float's
+    notation (see fastjson.dumps).
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -341,6 +352,19 @@ def from_v1(tree: Any, prefix: FieldPath = ()) -> set[FieldPath]:
             out.add(path)
         out |= from_v1(children, path)
     return out
+
+
+def has_v1(tree: Any) -> bool:
+    """`bool(from_v1(tree))`, stopping at the first field (at once, for any real entry)."""
+    if not isinstance(tree, dict):
+        return False
+    for key, child in tree.items():
+        if key == "." or ":" not in key:
+            continue
+        children = {k: v for k, v in child.items() if k != "."} if isinstance(child, dict) else {}
+        if not children or "." in child or has_v1(children):
+            return True
+    return False
 
 
 def in_v1(tree: Any, fp: FieldPath) -> bool:

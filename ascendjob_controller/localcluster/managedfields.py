@@ -107,7 +107,7 @@ def _without(entries: list[dict[str, Any]], drop: set[FieldPath]) -> list[dict[s
     out = []
     for entry in entries:
         tree = entry.get("fieldsV1")
-        if not any(fieldsets.in_v1(tree, fp) for fp in drop):
+        if fieldsets.has_v1(tree) and not any(fieldsets.in_v1(tree, fp) for fp in drop):
             out.append(entry)
             continue
         fields = fieldsets.from_v1(tree)
@@ -143,14 +143,29 @@ def record_update(
         entries = [e for e in given if isinstance(e, dict)]
     diff = fieldsets.compare(_bare(old) if old else _empty_like(new), _bare(new), schema)
     changed = _filter(diff.added | diff.modified, write) - _STRIPPED
-    entries = _without(entries, changed | diff.removed)
-    if changed:
-        key = (write.manager, "Update", write.api_version, write.subresource)
-        mine = next((e for e in entries if _key(e) == key), None)
-        fields = changed | (fieldsets.from_v1(mine["fieldsV1"]) if mine else set())
-        entries = [e for e in entries if _key(e) != key]
-        entries.append(_entry(write, "Update", fields, now_rfc3339(now)))
+    if not changed:
+        return sorted(_without(entries, diff.removed), key=_sort_key)
+    key = (write.manager, "Update", write.api_version, write.subresource)
+    fields = changed | _kept_fields([e for e in entries if _key(e) == key], changed, diff.removed)
+    entries = _without([e for e in entries if _key(e) != key], changed | diff.removed)
+    entries.append(_entry(write, "Update", fields, now_rfc3339(now)))
     return sorted(entries, key=_sort_key)
+
+
+def _kept_fields(
+    mine: list[dict[str, Any]], changed: set[FieldPath], removed: set[FieldPath]
+) -> set[FieldPath]:
+    """What the writer's own earlier entry keeps: the first of its entries (a client may
+    have sent several) that has fields besides the changed and removed ones, minus removed.
+
+    The same set as taking the changed and removed fields out of every entry and reading
+    the writer's back, with one expansion of its tree instead of two and a rebuild.
+    """
+    for entry in mine:
+        fields = fieldsets.from_v1(entry.get("fieldsV1"))
+        if fields - changed - removed:
+            return fields - removed
+    return set()
 
 
 _STRIPPED_META = {f"f:{key}" for path in _STRIPPED if len(path) == 2 for _, key in path[1:]}

@@ -149,7 +149,55 @@ _paths = st.lists(st.tuples(st.sampled_from(["f", "k", "v", "i"]), _names), max_
 
 @settings(deadline=None, max_examples=300)
 @given(_trees, st.lists(_paths, max_size=6))
-def test_in_v1_agrees_with_expanding_the_tree(tree: Any, paths: list[Any]) -> None:
+def test_in_v1_and_has_v1_agree_with_expanding_the_tree(tree: Any, paths: list[Any]) -> None:
     expanded = fieldsets.from_v1(tree)
+    assert fieldsets.has_v1(tree) is bool(expanded)
     for fp in [*paths, *list(expanded)[:6]]:
         assert fieldsets.in_v1(tree, fp) is (fp in expanded)
+
+
+_universe = [
+    (("f", "status"),),
+    (("f", "status"), ("f", "phase")),
+    (("f", "status"), ("f", "podIP")),
+    (("f", "spec"), ("f", "nodeName")),
+    (("f", "metadata"), ("f", "labels"), ("f", "a")),
+]
+_field_sets = st.sets(st.sampled_from(_universe))
+_managers = st.sampled_from(["kubelet", "controller"])
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.lists(st.tuples(_managers, _field_sets), max_size=4), _field_sets, _field_sets)
+def test_the_writers_kept_fields_are_what_dropping_then_reading_back_gives(
+    held: list[Any], changed: set[Any], removed: set[Any]
+) -> None:
+    removed = removed - changed  # a field is changed or removed, never both
+    entries = [
+        {"manager": m, "operation": "Update", "apiVersion": "v1", "fieldsV1": fieldsets.to_v1(f)}
+        for m, f in held
+    ]
+    key = ("kubelet", "Update", "v1", "")
+    after = managedfields._without(entries, changed | removed)
+    mine = next((e for e in after if managedfields._key(e) == key), None)
+    expected = changed | (fieldsets.from_v1(mine["fieldsV1"]) if mine else set())
+    writers = [e for e in entries if managedfields._key(e) == key]
+    assert changed | managedfields._kept_fields(writers, changed, removed) == expected
+
+
+def _without_by_expanding(entries: list[Any], drop: set[Any]) -> list[Any]:
+    """The plain definition: expand every entry, take `drop` out, rebuild; drop the empty."""
+    out = []
+    for entry in entries:
+        fields = fieldsets.from_v1(entry.get("fieldsV1"))
+        left = fields - drop
+        if left:
+            out.append(entry if left == fields else {**entry, "fieldsV1": fieldsets.to_v1(left)})
+    return out
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.lists(st.one_of(_field_sets.map(fieldsets.to_v1), _trees), max_size=4), _field_sets)
+def test_without_is_the_plain_definition(trees: list[Any], drop: set[Any]) -> None:
+    entries = [{"manager": f"m{i}", "fieldsV1": tree} for i, tree in enumerate(trees)]
+    assert managedfields._without(entries, drop) == _without_by_expanding(entries, drop)
