@@ -161,12 +161,18 @@ def _json_equal(a: Any, b: Any) -> bool:
     return bool(a == b) and (isinstance(a, (int, float)) == isinstance(b, (int, float)))
 
 
-def json_patch(target: Any, ops: Any, *, owned: bool = False) -> Any:
+def json_patch(target: Any, ops: Any, *, owned: bool = False, fresh_values: bool = False) -> Any:
     """RFC 6902 over a deep copy of target (over target itself if `owned`: the caller's own
-    copy, discarded on error); the whole patch applies or PatchError is raised."""
+    copy, discarded on error); the whole patch applies or PatchError is raised.
+
+    `fresh_values`: the ops' values are the caller's to give away (a request body decoded
+    for this call alone), so `add` and `replace` place them without a deep copy: json.loads
+    never shares an object between two places, so nothing in the result aliases.
+    """
     if not isinstance(ops, list):
         raise PatchError("a JSON patch must be a list of operations")
     doc = target if owned else copy.deepcopy(target)
+    given = (lambda value: value) if fresh_values else copy.deepcopy
     for i, op in enumerate(ops):
         if not isinstance(op, dict) or "op" not in op or "path" not in op:
             raise PatchError(f"operation {i} must be an object with 'op' and 'path'")
@@ -176,11 +182,11 @@ def json_patch(target: Any, ops: Any, *, owned: bool = False) -> Any:
         if name in ("move", "copy") and "from" not in op:
             raise PatchError(f"operation {i} ({name}) is missing 'from'")
         if name == "add":
-            doc = _add(doc, path, copy.deepcopy(op["value"]))
+            doc = _add(doc, path, given(op["value"]))
         elif name == "remove":
             doc, _ = _remove(doc, path)
         elif name == "replace":
-            doc = _replace(doc, path, copy.deepcopy(op["value"]))
+            doc = _replace(doc, path, given(op["value"]))
         elif name == "move":
             src = op["from"]
             if path != src and str(path).startswith(str(src) + "/"):

@@ -447,7 +447,9 @@ class Api:
         force: bool = False,
     ) -> Result:
         """PATCH; `field_manager` is the query parameter (apply needs it), `manager` the
-        writer's name for managedFields otherwise (the fieldManager, else the user agent)."""
+        writer's name for managedFields otherwise (the fieldManager, else the user agent).
+        `patch` is consumed: it is a request body decoded for this call, so a JSON patch's
+        values are placed in the stored object without a copy."""
         from ascendjob_controller.localcluster import patch as patching
 
         ns = namespace if rt.namespaced else ""
@@ -501,7 +503,8 @@ class Api:
                     "error decoding patch: json: cannot unmarshal "
                     f"{_json_type(patch)} into Go value of type []handlers.jsonPatchOp"
                 )
-            return patching.json_patch(current, patch, owned=True)
+            # The patch is the request's own decoded body: its values can go in uncopied.
+            return patching.json_patch(current, patch, owned=True, fresh_values=True)
         if content_type == STRATEGIC_PATCH:
             if not rt.builtin:
                 raise unsupported_media_type(content_type, [JSON_PATCH, MERGE_PATCH, APPLY_PATCH])

@@ -115,10 +115,37 @@ def test_json_merge_patch_rfc7386_examples(target: Any, patch: Any, expected: An
         ({"foo": 1}, [{"op": "test", "path": "/foo", "value": 1.0}], {"foo": 1}),
     ],
 )
-def test_json_patch_rfc6902_examples(doc: Any, ops: list[Any], expected: Any) -> None:
+@pytest.mark.parametrize("fresh_values", [False, True])
+def test_json_patch_rfc6902_examples(
+    doc: Any, ops: list[Any], expected: Any, fresh_values: bool
+) -> None:
     before = copy.deepcopy(doc)
-    assert json_patch(doc, ops) == expected
+    assert json_patch(doc, copy.deepcopy(ops), fresh_values=fresh_values) == expected
     assert doc == before
+
+
+def test_json_patch_copies_op_values_unless_they_are_fresh() -> None:
+    """The default leaves the caller's ops alone; `fresh_values` (a body decoded for this
+    call) places the op's own object, which is what saves the deep copy."""
+    value = {"phase": "Running", "conditions": [{"type": "Ready"}]}
+    ops = [{"op": "add", "path": "/status", "value": value}]
+    copied = json_patch({}, ops)
+    assert copied == {"status": value} and copied["status"] is not value
+    copied["status"]["conditions"].append({"type": "Later"})
+    assert value == {"phase": "Running", "conditions": [{"type": "Ready"}]}
+    placed = json_patch({}, ops, fresh_values=True)
+    assert placed["status"] is value
+
+
+def test_json_patch_fresh_values_then_copy_do_not_alias() -> None:
+    """A value placed uncopied and then copied elsewhere in the same patch is still two
+    independent objects: `copy` deep-copies from the document."""
+    ops = [
+        {"op": "add", "path": "/a", "value": {"b": 1}},
+        {"op": "copy", "from": "/a", "path": "/c"},
+        {"op": "replace", "path": "/c/b", "value": 2},
+    ]
+    assert json_patch({}, ops, fresh_values=True) == {"a": {"b": 1}, "c": {"b": 2}}
 
 
 def test_json_patch_copy_is_independent() -> None:
