@@ -201,3 +201,52 @@ def _without_by_expanding(entries: list[Any], drop: set[Any]) -> list[Any]:
 def test_without_is_the_plain_definition(trees: list[Any], drop: set[Any]) -> None:
     entries = [{"manager": f"m{i}", "fieldsV1": tree} for i, tree in enumerate(trees)]
     assert managedfields._without(entries, drop) == _without_by_expanding(entries, drop)
+
+
+_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-2, 2), st.just(1.0), st.text("ab", max_size=2)
+)
+_pod_like = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.dictionaries(st.sampled_from(["name", "image", "a", "b"]), inner, max_size=3)
+        | st.lists(inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def _pods(draw: Any) -> dict[str, Any]:
+    """Pod-shaped documents: keyed lists (containers by name), maps, atomic lists, scalars."""
+    containers = st.lists(
+        st.fixed_dictionaries({"name": st.sampled_from(["c", "d"])}, optional={"image": _pod_like}),
+        max_size=3,
+    )
+    return draw(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "metadata": st.fixed_dictionaries(
+                    {}, optional={"labels": st.dictionaries(st.sampled_from("ab"), _scalars)}
+                ),
+                "spec": st.fixed_dictionaries(
+                    {}, optional={"containers": containers | st.none(), "nodeName": _scalars}
+                ),
+                "status": _pod_like,
+            },
+        )
+    )
+
+
+@given(st.composite(_pods)(), st.composite(_pods)())
+@settings(max_examples=300, deadline=None)
+def test_compare_scalar_shortcut_matches_the_general_walk(
+    old: dict[str, Any], new: dict[str, Any]
+) -> None:
+    """The map walk compares two scalars in place; recursing into each, as it did before,
+    gives the same added, modified and removed sets."""
+    fast = fieldsets.compare(old, new, POD)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fieldsets, "_scalar", lambda value: False)
+        slow = fieldsets.compare(old, new, POD)
+    assert (fast.added, fast.modified, fast.removed) == (slow.added, slow.modified, slow.removed)
