@@ -218,6 +218,11 @@ def _scalar(value: Any) -> bool:
     return value is not _MISSING and not isinstance(value, dict | list)
 
 
+def _differs(lhs: Any, rhs: Any) -> bool:
+    """Two present values are not the same JSON value (1, 1.0 and True all differ)."""
+    return bool(lhs != rhs) or type(lhs) is not type(rhs)
+
+
 def _compare(
     lhs: Any, rhs: Any, path: FieldPath, spath: SchemaPath, schema: Schema, out: Comparison
 ) -> None:
@@ -243,7 +248,7 @@ def _compare(
             if _scalar(lv) and _scalar(rv):
                 # Two scalars (most leaves of a status write): the last branch below,
                 # without a call per field.
-                if lv != rv or type(lv) is not type(rv):
+                if _differs(lv, rv):
                     out.modified.add((*path, ("f", key)))
                 continue
             _compare(lv, rv, (*path, ("f", key)), (*spath, key), schema, out)
@@ -257,7 +262,7 @@ def _compare(
                 (*path, pe), (*spath, "[]"), schema, out,
             )  # fmt: skip
     elif lhs is not _MISSING and rhs is not _MISSING:
-        if lhs != rhs or type(lhs) is not type(rhs):
+        if _differs(lhs, rhs):
             out.modified.add(path)
         return
     if not path:

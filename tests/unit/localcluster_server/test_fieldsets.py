@@ -30,6 +30,14 @@ def test_compare_keyed_lists_and_null_typed_fields() -> None:
     assert (("f", "spec"), ("f", "containers"), key, ("f", "image")) in diff.added
 
 
+@pytest.mark.parametrize(("old", "new"), [(1, 1.0), (1, True), (0, False), ("1", 1)])
+def test_compare_counts_a_change_of_json_type_as_modified(old: Any, new: Any) -> None:
+    """Python's == says 1 == 1.0 == True; JSON, and so managedFields, tell them apart."""
+    diff = fieldsets.compare({"data": {"a": old}}, {"data": {"a": new}}, POD)
+    assert diff.modified == {(("f", "data"), ("f", "a"))}
+    assert fieldsets.compare({"data": {"a": old}}, {"data": {"a": old}}, POD).modified == set()
+
+
 def test_field_set_reaches_structs_through_children() -> None:
     fields = fieldsets.field_set({"metadata": {"labels": {"a": "b"}}, "data": {"k": "v"}}, POD)
     assert fieldsets.to_v1(fields) == {
@@ -216,29 +224,26 @@ _pod_like = st.recursive(
 )
 
 
-def _pods(draw: Any) -> dict[str, Any]:
-    """Pod-shaped documents: keyed lists (containers by name), maps, atomic lists, scalars."""
-    containers = st.lists(
-        st.fixed_dictionaries({"name": st.sampled_from(["c", "d"])}, optional={"image": _pod_like}),
-        max_size=3,
-    )
-    return draw(
-        st.fixed_dictionaries(
-            {},
-            optional={
-                "metadata": st.fixed_dictionaries(
-                    {}, optional={"labels": st.dictionaries(st.sampled_from("ab"), _scalars)}
-                ),
-                "spec": st.fixed_dictionaries(
-                    {}, optional={"containers": containers | st.none(), "nodeName": _scalars}
-                ),
-                "status": _pod_like,
-            },
-        )
-    )
+_containers = st.lists(
+    st.fixed_dictionaries({"name": st.sampled_from(["c", "d"])}, optional={"image": _pod_like}),
+    max_size=3,
+)
+# Pod-shaped documents: keyed lists (containers by name), maps, atomic lists, scalars.
+_pods = st.fixed_dictionaries(
+    {},
+    optional={
+        "metadata": st.fixed_dictionaries(
+            {}, optional={"labels": st.dictionaries(st.sampled_from("ab"), _scalars)}
+        ),
+        "spec": st.fixed_dictionaries(
+            {}, optional={"containers": _containers | st.none(), "nodeName": _scalars}
+        ),
+        "status": _pod_like,
+    },
+)
 
 
-@given(st.composite(_pods)(), st.composite(_pods)())
+@given(_pods, _pods)
 @settings(max_examples=300, deadline=None)
 def test_compare_scalar_shortcut_matches_the_general_walk(
     old: dict[str, Any], new: dict[str, Any]
