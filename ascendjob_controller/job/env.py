@@ -35,6 +35,7 @@ Decisions the design leaves open, made here:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -134,18 +135,64 @@ def _npu_section(container: dict[str, Any] | None) -> dict[str, Any]:
 def npu_resource(container: dict[str, Any] | None) -> str | None:
     """The NPU resource the container requests: `huawei.com/Ascend910`, else the first other
     `huawei.com/*` name in sorted order (MindCluster takes whichever its map yields first)."""
-    names = sorted(
-        str(k) for k in _npu_section(container) if str(k).startswith(NPU_RESOURCE_PREFIX)
-    )
-    if not names:
-        return None
-    return NPU_RESOURCE if NPU_RESOURCE in names else names[0]
+    return _npu_request(container)[0]
 
 
 def npus_of(container: dict[str, Any] | None) -> int:
     """NPUs the container requests (see `npu_resource`); 0 when it requests none."""
-    name = npu_resource(container)
-    return 0 if name is None else _quantity_int(_npu_section(container)[name])
+    return _npu_request(container)[1]
+
+
+def _npu_request(container: dict[str, Any] | None) -> tuple[str | None, int]:
+    """(resource, count), memoised on the only part of the container it reads.
+
+    A plan asks a dozen times per pod (env, rank, superpod id, the rank table), and every
+    pod of a replica type has the same resources: parsing their quantities again each time
+    was a third of building a pod. The memo key keeps each quantity's type beside it, so
+    `1`, `1.0` and `True` (equal and hash-equal in Python, not in JSON) stay apart.
+    """
+    resources = dig(container, "resources")
+    if not isinstance(resources, dict):
+        return None, 0
+    try:
+        return _npu_request_of(
+            _typed_items(resources.get("requests")), _typed_items(resources.get("limits"))
+        )
+    except TypeError:  # an unhashable quantity (a list, say): computed without the memo
+        return _read_npu_request(container)
+
+
+def _typed_items(section: Any) -> tuple[tuple[Any, type, Any], ...]:
+    if not isinstance(section, dict):
+        return ()
+    return tuple((key, type(value), value) for key, value in section.items())
+
+
+@functools.lru_cache(maxsize=256)
+def _npu_request_of(
+    requests: tuple[tuple[Any, type, Any], ...], limits: tuple[tuple[Any, type, Any], ...]
+) -> tuple[str | None, int]:
+    container = {
+        "resources": {
+            "requests": {key: value for key, _, value in requests},
+            "limits": {key: value for key, _, value in limits},
+        }
+    }
+    return _read_npu_request(container)
+
+
+def _read_npu_request(container: dict[str, Any] | None) -> tuple[str | None, int]:
+    section = _npu_section(container)
+    names = sorted(str(k) for k in section if str(k).startswith(NPU_RESOURCE_PREFIX))
+    if not names:
+        return None, 0
+    name = NPU_RESOURCE if NPU_RESOURCE in names else names[0]
+    return name, _quantity_int(section[name])
+
+
+def clear_npu_cache() -> None:
+    """Forget every memoised NPU request (for benchmarks of the cold path, and tests)."""
+    _npu_request_of.cache_clear()
 
 
 def _quantity_int(value: Any) -> int:

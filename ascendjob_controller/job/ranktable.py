@@ -31,7 +31,7 @@ from json.encoder import encode_basestring_ascii as _quote
 from operator import itemgetter
 from typing import Any, NamedTuple
 
-from ascendjob_controller.job.env import npus_of
+from ascendjob_controller.job.env import clear_npu_cache, npus_of
 from ascendjob_controller.job.quantity import parse_quantity
 from ascendjob_controller.job.types import (
     ANNOTATION_RANK_INDEX,
@@ -252,34 +252,10 @@ def requests_npus(pod: Any) -> bool:
     containers = spec.get("containers") if isinstance(spec, dict) else None
     if not isinstance(containers, list):
         return False
-    for container in containers:  # a loop, not any(): no generator per pod
-        if isinstance(container, dict) and _container_npus(container) > 0:
+    for container in containers:  # noqa: SIM110 - a loop, not any(): no generator per pod
+        if isinstance(container, dict) and npus_of(container) > 0:
             return True
     return False
-
-
-def _container_npus(container: dict[str, Any]) -> int:
-    """env.npus_of, memoised on the only part of the container it reads: its requests and
-    limits. Parsing quantities was half the time of a large table, and every pod of a
-    replica type has the same resources."""
-    resources = container.get("resources")
-    if not isinstance(resources, dict):
-        return 0
-    requests, limits = resources.get("requests"), resources.get("limits")
-    try:
-        return _npus_of_sections(
-            tuple(requests.items()) if isinstance(requests, dict) else (),
-            tuple(limits.items()) if isinstance(limits, dict) else (),
-        )
-    except TypeError:  # an unhashable quantity (a list, say): no memo for that one
-        return npus_of(container)
-
-
-@functools.lru_cache(maxsize=256)
-def _npus_of_sections(
-    requests: tuple[tuple[Any, Any], ...], limits: tuple[tuple[Any, Any], ...]
-) -> int:
-    return npus_of({"resources": {"requests": dict(requests), "limits": dict(limits)}})
 
 
 def _levels(value: Any) -> tuple[tuple[tuple[int, str, str], ...], frozenset[str]] | None:
@@ -439,7 +415,7 @@ def clear_annotation_cache() -> None:
     """Forget every parsed annotation, NPU request and v2.0 pod text (for benchmarks of the
     cold path, and tests)."""
     _cached_annotation.cache_clear()
-    _npus_of_sections.cache_clear()
+    clear_npu_cache()
     _v2_ranks.cache_clear()
 
 

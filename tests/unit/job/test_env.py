@@ -8,10 +8,19 @@ from typing import Any
 import pytest
 
 from ascendjob_controller.job.desired import desired_pod
-from ascendjob_controller.job.env import JobViewWithMeta, parse_job_with_meta
+from ascendjob_controller.job.env import (
+    JobViewWithMeta,
+    _read_npu_request,
+    clear_npu_cache,
+    npu_resource,
+    npus_of,
+    parse_job_with_meta,
+)
 from ascendjob_controller.job.types import JobView, parse_job
 
 from .factories import UID, container, job, replica
+
+NPU = "huawei.com/Ascend910"
 
 IP = "10.96.0.10"
 POD_IP = {"fieldRef": {"fieldPath": "status.podIP"}}
@@ -476,3 +485,42 @@ def test_parse_job_with_meta_tolerates_odd_metadata() -> None:
     view = parse_job_with_meta(body)
     assert dict(view.annotations) == {}
     assert env_of(body, "Worker", 0)["HCCL_LOGIC_SUPERPOD_ID"] == "0"
+
+
+# --- the memoised NPU request ---------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("first", "then", "expected"),
+    [
+        # Equal and hash-equal in Python, not the same JSON: the memo must not mix them up.
+        (1, True, 0),
+        (True, 1, 1),
+        (2, 2.0, 2),
+        (2.5, "2", 2),
+        ("1", "8", 8),
+    ],
+)
+def test_npus_memo_keeps_each_quantity_apart(first: Any, then: Any, expected: int) -> None:
+    clear_npu_cache()
+    first_container = {"resources": {"requests": {NPU: first}}}
+    then_container = {"resources": {"requests": {NPU: then}}}
+    npus_of(first_container)  # warms the memo with the first spelling
+    assert npus_of(then_container) == expected
+    clear_npu_cache()
+    assert npus_of(then_container) == expected  # what a cold computation says
+
+
+@pytest.mark.parametrize(
+    "container",
+    [
+        {"resources": {"requests": {NPU: [1]}}},  # unhashable: computed without the memo
+        {"resources": {"requests": {}, "limits": {NPU: 4, "cpu": {"odd": 1}}}},
+        {"resources": "not an object"},
+        {"resources": {"requests": "nope", "limits": {NPU: 2}}},
+        None,
+        {},
+    ],
+)
+def test_npus_memo_agrees_with_the_cold_path(container: Any) -> None:
+    cold = _read_npu_request(container)
+    assert (npu_resource(container), npus_of(container)) == cold
+    assert (npu_resource(container), npus_of(container)) == cold  # the second call memoised
