@@ -7,6 +7,7 @@ connections, and each watch holds one thread while it streams chunked JSON lines
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import socket
 import sys
@@ -22,6 +23,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
+from ascendjob_controller.kube.response_headers import parse_header_lines
 from ascendjob_controller.localcluster import fastjson
 from ascendjob_controller.localcluster.errors import (
     ApiError,
@@ -60,6 +62,8 @@ VERSION_INFO = {
     "compiler": "gc",
     "platform": "linux/amd64",
 }
+#: Request lines `parse_request` takes itself; any other goes to the standard library.
+_PLAIN_VERSIONS = (b"HTTP/1.1", b"HTTP/1.0")
 AGGREGATED = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 _TABLE_MARK = "as=Table"
 
@@ -264,6 +268,43 @@ class ApiHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: a busy test run would otherwise print a line per request."""
+
+    def parse_request(self) -> bool:
+        """The standard library's request parsing, without the email parser for the headers.
+
+        `http.server` hands every request's header block to `email.parser`, a general MIME
+        parser; reading it here took the bed's CPU per Event POST from 257 to 243 us (one
+        client posting 3,000 Events, measured from /proc). A plain `METHOD PATH HTTP/1.x` line is taken here and its header block read
+        by `parse_header_lines` (the controller's response-header parser: the same
+        HTTPMessage, the email parser only for an unusual block); any other request line
+        goes to the standard library whole, so its errors and HTTP/0.9 handling stay as
+        they are. Connection and Expect are then read as the standard library reads them.
+        """
+        words = self.raw_requestline.split()
+        if len(words) != 3 or words[2] not in _PLAIN_VERSIONS:
+            return super().parse_request()
+        self.requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+        self.command, path, self.request_version = (w.decode("iso-8859-1") for w in words)
+        # The standard library's guard against open redirects: '//host/x' is not a path.
+        self.path = "/" + path.lstrip("/") if path.startswith("//") else path
+        self.close_connection = self.request_version == "HTTP/1.0"
+        try:
+            self.headers = parse_header_lines(http.client._read_headers(self.rfile))  # type: ignore[attr-defined]
+        except http.client.LineTooLong as err:
+            self.send_error(431, "Line too long", str(err))
+            return False
+        except http.client.HTTPException as err:
+            self.send_error(431, "Too many headers", str(err))
+            return False
+        connection = self.headers.get("Connection", "").lower()
+        if connection == "close":
+            self.close_connection = True
+        elif connection == "keep-alive":
+            self.close_connection = False
+        expect = self.headers.get("Expect", "").lower()
+        if expect == "100-continue" and self.request_version == "HTTP/1.1":
+            return self.handle_expect_100()
+        return True
 
     def do_GET(self) -> None:
         self._handle("GET")
