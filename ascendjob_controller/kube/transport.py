@@ -8,11 +8,22 @@ official client: its Configuration (TLS, client certificates, proxy) and its url
 and its auth settings, read per request so a rotating service-account token or an exec
 plugin's refresh hook still applies. It sends on the host's connection pool itself, whose
 connections read response headers without the email parser (`response_headers`).
+
+A request whose answer is read whole (everything but watches) goes one level lower still:
+it takes a connection from that pool and talks `http.client` on it (`_exchange`). urllib3's
+`urlopen` wraps each exchange in retry, timeout and header-dict objects and a second
+response object, which we never use (we retry ourselves, with `retries=False`): on the
+local cluster a GET cost the controller 190 us of CPU through it against 108 us with
+`http.client` alone. The connection is still urllib3's, so connecting (TLS, client
+certificates, keep-alive socket options, its connect errors) is unchanged, and it goes back
+to the pool for watches and the next request.
 """
 
 from __future__ import annotations
 
+import http.client
 import threading
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlparse
 
@@ -23,6 +34,18 @@ from ascendjob_controller.kube import jsoncodec
 from ascendjob_controller.kube.response_headers import use_fast_headers
 
 Timeout = float | tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A response read whole: what `KubeClient` reads of one (status, body, headers)."""
+
+    status: int
+    data: bytes
+    headers: http.client.HTTPMessage
+
+    def read(self) -> bytes:
+        return self.data
 
 
 class Transport:
@@ -48,8 +71,9 @@ class Transport:
         headers: dict[str, str],
         timeout: Timeout,
         stream: bool,
-    ) -> urllib3.BaseHTTPResponse:
-        """The response; its body is read unless `stream`. Raises urllib3's errors as they are."""
+    ) -> urllib3.BaseHTTPResponse | Answer:
+        """The response; its body is read unless `stream`. Raises urllib3's errors as they are
+        (and, for a response read whole, the socket's and `http.client`'s)."""
         query_string = "?" + urlencode(query) if query else ""
         all_headers = {**self._api.default_headers, **headers}
         self._api.update_params_for_auth(all_headers, None, ["BearerToken"], path, method, body)
@@ -63,6 +87,10 @@ class Transport:
         }
         if not self._direct:
             return self._manager.urlopen(method, self._base + path + query_string, **options)
+        if not stream:
+            return self._exchange(
+                method, self._prefix + path + query_string, options["body"], all_headers, timeout
+            )
         for attempt in (1, 2):
             pool = self._host_pool()
             try:
@@ -75,6 +103,41 @@ class Transport:
                 )
             except urllib3.exceptions.ClosedPoolError:
                 # `drop_idle_connections` cleared the manager: nothing was sent; take the new pool.
+                self._forget(pool)
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _exchange(
+        self, method: str, url: str, body: bytes | None, headers: dict[str, str], timeout: Timeout
+    ) -> Answer:
+        """One request and its whole answer with `http.client`, on a connection of the pool."""
+        pool, conn = self._connection()
+        connect_timeout, read_timeout = timeout if isinstance(timeout, tuple) else (timeout,) * 2
+        reusable = False
+        try:
+            if conn.sock is None:
+                conn.timeout = connect_timeout
+                conn.connect()  # urllib3's: TLS, socket options, NewConnectionError
+            conn.sock.settimeout(read_timeout)
+            http.client.HTTPConnection.request(conn, method, url, body, headers)
+            response = http.client.HTTPConnection.getresponse(conn)
+            data = response.read()
+            reusable = not response.will_close
+            return Answer(response.status, data, response.headers)
+        finally:
+            if not reusable:
+                conn.close()  # a later request on it dials afresh
+            pool._put_conn(conn)
+
+    def _connection(self) -> tuple[Any, Any]:
+        """(pool, connection): an idle pooled connection (checked alive) or a new one."""
+        for attempt in (1, 2):
+            pool = self._host_pool()
+            try:
+                return pool, pool._get_conn()
+            except urllib3.exceptions.ClosedPoolError:
+                # `drop_idle_connections` cleared the manager: take the new pool.
                 self._forget(pool)
                 if attempt == 2:
                     raise
@@ -115,4 +178,4 @@ def _timeout(value: Timeout) -> urllib3.Timeout:
     return urllib3.Timeout(total=value)
 
 
-__all__ = ["Timeout", "Transport"]
+__all__ = ["Answer", "Timeout", "Transport"]

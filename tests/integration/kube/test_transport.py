@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -26,6 +27,8 @@ pytestmark = pytest.mark.integration
 class Recorder(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as the API server
     seen: list[dict[str, Any]] = []
+    close_after = False  # answer with `Connection: close` and hang up
+    hang_up_silently = False  # hang up after answering, without saying so
 
     def _answer(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -43,6 +46,11 @@ class Recorder(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(reply)))
+        if Recorder.close_after:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        if Recorder.hang_up_silently:
+            self.close_connection = True
         self.end_headers()
         self.wfile.write(reply)
 
@@ -55,6 +63,7 @@ class Recorder(BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[str]:
     Recorder.seen = []
+    Recorder.close_after = Recorder.hang_up_silently = False
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -133,3 +142,42 @@ def test_a_configured_proxy_is_asked_for_the_api_servers_url(server: str) -> Non
     (request,) = Recorder.seen  # the recorder plays the proxy: the absolute URL reaches it
     assert request["path"] == "http://kube.invalid:6443/api/v1/namespaces/ns/pods/p"
     assert request["headers"]["authorization"] == "Bearer t"
+
+
+def test_answers_read_whole_bypass_urlopen(server: str, mocker: MockerFixture) -> None:
+    """Everything but a watch is one http.client exchange on a pooled connection."""
+    import urllib3
+
+    urlopen = mocker.spy(urllib3.HTTPConnectionPool, "urlopen")
+    kube = client_for(server, iter(["t"] * 10))
+    assert kube.get(PODS, "ns", "p")["metadata"] == {"name": "p"}
+    kube.patch(PODS, "ns", "p", {"metadata": {"labels": {"a": "b"}}})
+    kube.delete(PODS, "ns", "p")
+    urlopen.assert_not_called()
+    assert [r["method"] for r in Recorder.seen] == ["GET", "PATCH", "DELETE"]
+    assert len({r["port"] for r in Recorder.seen}) == 1, "one kept-alive connection for all"
+
+
+def test_a_server_that_closes_gets_a_fresh_connection_each_time(server: str) -> None:
+    Recorder.close_after = True
+    kube = client_for(server, iter(["t"] * 10))
+    for _ in range(3):
+        assert kube.get(PODS, "ns", "p")["kind"] == "Pod"
+    ports = [r["port"] for r in Recorder.seen]
+    assert len(set(ports)) == 3, "each answer said close: each request dialled afresh"
+
+
+def test_a_connection_the_server_dropped_while_idle_is_not_reused(
+    server: str, mocker: MockerFixture
+) -> None:
+    kube = client_for(server, iter(["t"] * 10))
+    kube.get(PODS, "ns", "p")
+    Recorder.hang_up_silently = True
+    kube.get(PODS, "ns", "p")  # same connection, then the server hangs up unannounced
+    Recorder.hang_up_silently = False
+    time.sleep(0.2)  # the hang-up reaches our socket
+    retry = mocker.spy(kube, "_sleep_backoff")
+    assert kube.patch(PODS, "ns", "p", {"metadata": {}})["kind"] == "Pod"
+    retry.assert_not_called()  # the dead connection was noticed before sending, not after
+    ports = [r["port"] for r in Recorder.seen]
+    assert ports[0] == ports[1] != ports[2]
