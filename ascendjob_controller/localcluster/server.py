@@ -274,11 +274,12 @@ class ApiHandler(BaseHTTPRequestHandler):
 
         `http.server` hands every request's header block to `email.parser`, a general MIME
         parser; reading it here took the bed's CPU per Event POST from 257 to 243 us (one
-        client posting 3,000 Events, measured from /proc). A plain `METHOD PATH HTTP/1.x` line is taken here and its header block read
-        by `parse_header_lines` (the controller's response-header parser: the same
-        HTTPMessage, the email parser only for an unusual block); any other request line
-        goes to the standard library whole, so its errors and HTTP/0.9 handling stay as
-        they are. Connection and Expect are then read as the standard library reads them.
+        client posting 3,000 Events, measured from /proc). A plain `METHOD PATH HTTP/1.x`
+        line is taken here and its header block read by `parse_header_lines` (the
+        controller's response-header parser: the same HTTPMessage, the email parser only for
+        an unusual block); any other request line goes to the standard library whole, so its
+        errors and HTTP/0.9 handling stay as they are. Connection and Expect are then read as
+        the standard library reads them.
         """
         words = self.raw_requestline.split()
         if len(words) != 3 or words[2] not in _PLAIN_VERSIONS:
@@ -289,7 +290,8 @@ class ApiHandler(BaseHTTPRequestHandler):
         self.path = "/" + path.lstrip("/") if path.startswith("//") else path
         self.close_connection = self.request_version == "HTTP/1.0"
         try:
-            self.headers = parse_header_lines(http.client._read_headers(self.rfile))  # type: ignore[attr-defined]
+            lines = http.client._read_headers(self.rfile)  # type: ignore[attr-defined]
+            self.headers = parse_header_lines(lines)
         except http.client.LineTooLong as err:
             self.send_error(431, "Line too long", str(err))
             return False
