@@ -71,9 +71,9 @@ class Transport:
         headers: dict[str, str],
         timeout: Timeout,
         stream: bool,
-    ) -> urllib3.BaseHTTPResponse | Answer:
-        """The response; its body is read unless `stream`. Raises urllib3's errors as they are
-        (and, for a response read whole, the socket's and `http.client`'s)."""
+    ) -> Any:
+        """urllib3's response for a stream, else an `Answer` read whole. Raises urllib3's errors
+        as they are (and, for a response read whole, the socket's and `http.client`'s)."""
         query_string = "?" + urlencode(query) if query else ""
         all_headers = {**self._api.default_headers, **headers}
         self._api.update_params_for_auth(all_headers, None, ["BearerToken"], path, method, body)

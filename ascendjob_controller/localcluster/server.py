@@ -242,6 +242,7 @@ class ApiHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True
     server: ApiHTTPServer
+    raw_requestline: bytes  # set by http.server before parse_request
     server_version = "ascendjob-localcluster"
     sys_version = ""
 
