@@ -26,8 +26,10 @@ from typing import Any
 
 import urllib3
 
-# http.client reads header lines with these limits; the same ones apply here.
-_read_header_lines = http.client._read_headers  # type: ignore[attr-defined]
+#: The header block's lines as `http.client` reads them, with its limits (65,536 bytes a
+#: line, 100 lines: LineTooLong and HTTPException beyond). Also the local cluster's request
+#: reader.
+read_header_lines = http.client._read_headers  # type: ignore[attr-defined]
 
 _END_LINES = (b"\r\n", b"\n", b"")
 #: One plain header line: a name of visible characters but ':' (what the email parser takes
@@ -75,7 +77,7 @@ class HeadersResponse(http.client.HTTPResponse):
         self.code = self.status = status
         self.reason = reason.strip()
         self.version = _version_number(version)
-        self.headers = self.msg = parse_header_lines(_read_header_lines(self.fp))
+        self.headers = self.msg = parse_header_lines(read_header_lines(self.fp))
         transfer = self.headers.get("transfer-encoding")
         self.chunked = bool(transfer) and transfer.lower() == "chunked"
         if self.chunked:
@@ -93,7 +95,7 @@ class HeadersResponse(http.client.HTTPResponse):
             version, status, reason = self._read_status()  # type: ignore[attr-defined]
             if status != 100:
                 return version, status, reason
-            _read_header_lines(self.fp)
+            read_header_lines(self.fp)
 
 
 def _version_number(version: str) -> int:
@@ -145,5 +147,6 @@ __all__ = [
     "HTTPSConnection",
     "HeadersResponse",
     "parse_header_lines",
+    "read_header_lines",
     "use_fast_headers",
 ]

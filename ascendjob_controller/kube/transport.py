@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import http.client
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode, urlparse
 
 import kubernetes
@@ -34,6 +35,7 @@ from ascendjob_controller.kube import jsoncodec
 from ascendjob_controller.kube.response_headers import use_fast_headers
 
 Timeout = float | tuple[float, float]
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -74,11 +76,14 @@ class Transport:
     ) -> Any:
         """urllib3's response for a stream, else an `Answer` read whole. Raises urllib3's errors
         as they are (and, for a response read whole, the socket's and `http.client`'s)."""
-        query_string = "?" + urlencode(query) if query else ""
+        target = path + ("?" + urlencode(query) if query else "")
         all_headers = {**self._api.default_headers, **headers}
         self._api.update_params_for_auth(all_headers, None, ["BearerToken"], path, method, body)
+        data = _encode(body)
+        if self._direct and not stream:
+            return self._exchange(method, self._prefix + target, data, all_headers, timeout)
         options: dict[str, Any] = {
-            "body": _encode(body),
+            "body": data,
             "headers": all_headers,
             "timeout": _timeout(timeout),
             "retries": False,
@@ -86,33 +91,22 @@ class Transport:
             "preload_content": not stream,
         }
         if not self._direct:
-            return self._manager.urlopen(method, self._base + path + query_string, **options)
-        if not stream:
-            return self._exchange(
-                method, self._prefix + path + query_string, options["body"], all_headers, timeout
+            return self._manager.urlopen(method, self._base + target, **options)
+        return self._on_host_pool(
+            lambda pool: pool.urlopen(
+                method,
+                self._prefix + target,
+                assert_same_host=False,
+                release_conn=not stream,
+                **options,
             )
-        for attempt in (1, 2):
-            pool = self._host_pool()
-            try:
-                return pool.urlopen(
-                    method,
-                    self._prefix + path + query_string,
-                    assert_same_host=False,
-                    release_conn=not stream,
-                    **options,
-                )
-            except urllib3.exceptions.ClosedPoolError:
-                # `drop_idle_connections` cleared the manager: nothing was sent; take the new pool.
-                self._forget(pool)
-                if attempt == 2:
-                    raise
-        raise AssertionError("unreachable")
+        )
 
     def _exchange(
         self, method: str, url: str, body: bytes | None, headers: dict[str, str], timeout: Timeout
     ) -> Answer:
         """One request and its whole answer with `http.client`, on a connection of the pool."""
-        pool, conn = self._connection()
+        pool, conn = self._on_host_pool(lambda pool: (pool, pool._get_conn()))
         connect_timeout, read_timeout = timeout if isinstance(timeout, tuple) else (timeout,) * 2
         reusable = False
         try:
@@ -122,22 +116,25 @@ class Transport:
             conn.sock.settimeout(read_timeout)
             http.client.HTTPConnection.request(conn, method, url, body, headers)
             response = http.client.HTTPConnection.getresponse(conn)
-            data = response.read()
+            answer = Answer(response.status, response.read(), response.headers)
             reusable = not response.will_close
-            return Answer(response.status, data, response.headers)
+            return answer
         finally:
             if not reusable:
                 conn.close()  # a later request on it dials afresh
             pool._put_conn(conn)
 
-    def _connection(self) -> tuple[Any, Any]:
-        """(pool, connection): an idle pooled connection (checked alive) or a new one."""
+    def _on_host_pool(self, use: Callable[[Any], _T]) -> _T:
+        """`use(pool)` on the host's pool; once more on a new pool if that one was closed.
+
+        `drop_idle_connections` clears the manager, which closes the pool we hold: a closed
+        pool refuses before anything is sent, so taking the manager's new pool is safe.
+        """
         for attempt in (1, 2):
             pool = self._host_pool()
             try:
-                return pool, pool._get_conn()
+                return use(pool)
             except urllib3.exceptions.ClosedPoolError:
-                # `drop_idle_connections` cleared the manager: take the new pool.
                 self._forget(pool)
                 if attempt == 2:
                     raise

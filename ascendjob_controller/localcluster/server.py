@@ -23,7 +23,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
-from ascendjob_controller.kube.response_headers import parse_header_lines
+from ascendjob_controller.kube.response_headers import parse_header_lines, read_header_lines
 from ascendjob_controller.localcluster import fastjson
 from ascendjob_controller.localcluster.errors import (
     ApiError,
@@ -291,8 +291,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         self.path = "/" + path.lstrip("/") if path.startswith("//") else path
         self.close_connection = self.request_version == "HTTP/1.0"
         try:
-            lines = http.client._read_headers(self.rfile)  # type: ignore[attr-defined]
-            self.headers = parse_header_lines(lines)
+            self.headers = parse_header_lines(read_header_lines(self.rfile))
         except http.client.LineTooLong as err:
             self.send_error(431, "Line too long", str(err))
             return False
