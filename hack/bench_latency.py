@@ -196,7 +196,10 @@ def bench_failures(
                 bc.create_many(server.url, bc.JOBS_PATH, [exitcode_job(n, 1) for n in names])
                 pods = [f"{n}-{rtype}-0" for n in names for rtype in ("master", "worker")]
                 watch.wait(lambda: _all_running(watch, pods), 120 + jobs / 5, "pods Running")
-                time.sleep(1.0)  # let the Running status writes settle
+                # The Running status writes and their Events (rate-limited per object) still
+                # drain after the pods run; counted in the window they would be charged to
+                # the failures (~4 extra requests each at 1,000 jobs) and delay the first.
+                settled(ctl, quiet=1.0, timeout=60 + jobs / 10)
                 pids = {"controller": ctl.proc.pid, "server": server.pid}
                 with profiled(pids, profile, "failure"):
                     load_before = loadavg()
@@ -213,6 +216,21 @@ def bench_failures(
     return FailureResult(
         jobs, latencies, requests, cpu_after - cpu_before, (load_before, loadavg())
     )
+
+
+def settled(ctl: bc.Controller, quiet: float, timeout: float) -> None:
+    """Wait until the controller has sent no request for `quiet` seconds, its queue empty."""
+    deadline = time.monotonic() + timeout
+    last, since = -1.0, time.monotonic()
+    while time.monotonic() < deadline:
+        sample = ctl.metrics()
+        sent = sample.get(bc.REQUESTS, 0.0)
+        if sent != last or sample.get("workqueue_depth", 1.0) != 0:
+            last, since = sent, time.monotonic()
+        elif time.monotonic() - since >= quiet:
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"the controller kept sending requests for {timeout:.0f} s")
 
 
 def _inject(url: str, watch: PodWatch, names: list[str], failures: int, gap: float) -> list[float]:
