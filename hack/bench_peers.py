@@ -70,6 +70,7 @@ READY_TIMEOUT = 90.0
 @dataclass(frozen=True)
 class Proxy:
     url: str
+    pid: int
 
     def counts(self) -> dict[str, int]:
         code, text = bc.get_text(self.url + COUNTS_PATH)
@@ -88,7 +89,7 @@ def proxy(upstream: str) -> Iterator[Proxy]:
         line = proc.stdout.readline().strip()
         if not line.startswith("ready "):
             raise RuntimeError(f"proxy did not start: {line!r}")
-        yield Proxy(line.split(" ", 1)[1])
+        yield Proxy(line.split(" ", 1)[1], proc.pid)
     finally:
         bc.stop_process(proc)
 
@@ -223,6 +224,7 @@ class Result:
     quiet_after: float  # first POST -> the contender's last request (the CPU window's end)
     cpu: float  # contender CPU s, first POST -> quiet (no request for 1 s)
     server_cpu: float  # the bed's (API server + kubelet) CPU s over the same window
+    proxy_cpu: float  # the counting proxy's CPU s over the same window (it shares the cores)
     peak_rss_kb: int
     requests: dict[str, int]  # "<verb> <resource>" -> count over the same window
     conflicts: int  # creates answered 409 AlreadyExists (reruns), up to the end of the linger
@@ -313,7 +315,7 @@ def measure(
 ) -> Result:
     """Post the jobs, wait for them and their Services, take the figures, then check."""
     before = px.counts()
-    cpu0, server0 = bc.cpu_seconds(pid), bc.cpu_seconds(server.pid)
+    cpu0, server0, proxy0 = (bc.cpu_seconds(p) for p in (pid, server.pid, px.pid))
     bodies = [bc.ascendjob(f"job-{i:05d}", 0) for i in range(jobs)]
     start = time.perf_counter()
     bc.create_many(server.url, bc.JOBS_PATH, bodies)
@@ -325,6 +327,7 @@ def measure(
     drained = _wait_services_gone(server.url, 30.0)
     trailing = _wait_quiet(px, start)
     cpu, server_cpu = bc.cpu_seconds(pid) - cpu0, bc.cpu_seconds(server.pid) - server0
+    proxy_cpu = bc.cpu_seconds(px.pid) - proxy0
     after = px.counts()
     peak = bc.rss_kb(pid)[1]
     time.sleep(linger)  # a create handler rerun would land in here
@@ -338,6 +341,7 @@ def measure(
         quiet_after=trailing,
         cpu=cpu,
         server_cpu=server_cpu,
+        proxy_cpu=proxy_cpu,
         peak_rss_kb=peak,
         requests=by_verb_and_resource(deltas(after, before)),
         conflicts=sum(
@@ -429,6 +433,7 @@ def report(results: list[Result], rounds: int, linger: float) -> None:
         "of them Events",
         "peak RSS MB",
         "bed CPU ms per job",
+        "proxy CPU ms per job",
         "check",
     ]
     rows = [
@@ -442,6 +447,7 @@ def report(results: list[Result], rounds: int, linger: float) -> None:
             f"{r.events / r.jobs:.1f}",
             f"{r.peak_rss_kb / 1024:.1f}",
             f"{1000 * r.server_cpu / r.jobs:.1f}",
+            f"{1000 * r.proxy_cpu / r.jobs:.1f}",
             "ok" if not r.problems else "FAILED",
         ]
         for r in results

@@ -32,8 +32,10 @@ def test_one_table_with_a_row_per_contender(quick_output: str) -> None:
     assert "jobs/s to all Succeeded" in quick_output
     for name in CONTENDERS:
         row = _row(quick_output, name)
-        jobs_per_s, seconds, quiet, cpu_ms, requests, events, rss, bed_ms = row
-        assert all(v > 0 for v in (jobs_per_s, seconds, cpu_ms, requests, rss, bed_ms)), name
+        jobs_per_s, seconds, quiet, cpu_ms, requests, events, rss, bed_ms, proxy_ms = row
+        assert all(v > 0 for v in (jobs_per_s, seconds, cpu_ms, requests, rss, bed_ms, proxy_ms)), (
+            name
+        )
         assert quiet > 0 and 0 <= events < requests, name
     # The perfect client sends no Events and at least the 6 minimal requests per job.
     assert _row(quick_output, "perfect")[5] == 0
