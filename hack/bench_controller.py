@@ -59,6 +59,8 @@ CLIENT_THREADS = 4
 Item = TypeVar("Item")
 RECONCILES = "controller_runtime_reconcile_total"
 REQUESTS = "rest_client_requests_total"
+#: Requests by client-go verb (`WATCH` apart from `GET`), from the latency histogram's count.
+DURATIONS = "rest_client_request_duration_seconds"
 METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 RTT_FLAG = "--as-controller-with-rtt"  # internal: re-exec this file as the controller
 STOP_TIMEOUT = 30.0
@@ -214,7 +216,8 @@ class Controller:
     def metrics(self) -> dict[str, float]:
         """Metric name -> sum over all its label sets (enough for totals and gauges here).
 
-        API requests are also summed per HTTP method, under `rest_client_requests_total:GET`...
+        API requests are also summed per HTTP method, under `rest_client_requests_total:GET`...,
+        and per verb under `rest_client_request_duration_seconds:WATCH`...
         """
         code, text = get_text(self.metrics_url + "/metrics")
         if code != 200:
@@ -229,6 +232,10 @@ class Controller:
             method = re.search(r'method="([A-Z]+)"', name_labels)
             if name == REQUESTS and method:
                 key = f"{REQUESTS}:{method.group(1)}"
+                sums[key] = sums.get(key, 0.0) + float(value)
+            verb = re.search(r'verb="([A-Z]+)"', name_labels)
+            if name == f"{DURATIONS}_count" and verb:
+                key = f"{DURATIONS}:{verb.group(1)}"
                 sums[key] = sums.get(key, 0.0) + float(value)
         return sums
 

@@ -173,6 +173,37 @@ class FailureResult:
     requests: dict[str, float]
     controller_cpu: float
     load: tuple[str, str]
+    idle: Idle
+
+
+@dataclass(frozen=True)
+class Idle:
+    """The controller left alone with every job Running (issue 12, P5): what it still costs."""
+
+    seconds: float
+    cpu: float  # controller CPU s over the window
+    requests: float  # API requests sent in the window, watches not counted
+    watches: float  # watch (re)starts in the window
+    reconciles: float
+
+    @property
+    def cpu_percent(self) -> float:
+        return 100 * self.cpu / self.seconds
+
+
+def measure_idle(ctl: bc.Controller, seconds: float) -> Idle:
+    """Controller CPU, requests and reconciles over `seconds` of doing nothing."""
+    before = ctl.metrics()  # the scrapes' own CPU stays outside the window
+    cpu0, start = bc.cpu_seconds(ctl.proc.pid), time.monotonic()
+    time.sleep(seconds)
+    cpu1, took = bc.cpu_seconds(ctl.proc.pid), time.monotonic() - start
+    after = ctl.metrics()
+
+    def grew(key: str) -> float:
+        return after.get(key, 0.0) - before.get(key, 0.0)
+
+    watches = grew(f"{bc.DURATIONS}:WATCH")
+    return Idle(took, cpu1 - cpu0, grew(bc.REQUESTS) - watches, watches, grew(bc.RECONCILES))
 
 
 def _all_running(watch: PodWatch, names: list[str]) -> bool:
@@ -180,9 +211,10 @@ def _all_running(watch: PodWatch, names: list[str]) -> bool:
 
 
 def bench_failures(
-    jobs: int, failures: int, gap: float, profile: Path | None = None
+    jobs: int, failures: int, gap: float, idle_seconds: float, profile: Path | None = None
 ) -> FailureResult:
-    """`failures` Worker failures, one at a time, across `jobs` Running jobs."""
+    """`failures` Worker failures, one at a time, across `jobs` Running jobs, after
+    `idle_seconds` of measuring the controller idle over them."""
     with tempfile.TemporaryDirectory(prefix="bench-lat-") as tmp_name:
         tmp = Path(tmp_name)
         with (
@@ -200,6 +232,7 @@ def bench_failures(
                 # drain after the pods run; counted in the window they would be charged to
                 # the failures (~4 extra requests each at 1,000 jobs) and delay the first.
                 settled(ctl, quiet=1.0, timeout=60 + jobs / 10)
+                idle = measure_idle(ctl, idle_seconds)
                 pids = {"controller": ctl.proc.pid, "server": server.pid}
                 with profiled(pids, profile, "failure"):
                     load_before = loadavg()
@@ -214,7 +247,7 @@ def bench_failures(
     }
     requests[""] = after.get(bc.REQUESTS, 0.0) - before.get(bc.REQUESTS, 0.0)
     return FailureResult(
-        jobs, latencies, requests, cpu_after - cpu_before, (load_before, loadavg())
+        jobs, latencies, requests, cpu_after - cpu_before, (load_before, loadavg()), idle
     )
 
 
@@ -337,6 +370,13 @@ def report_failures(r: FailureResult, failures: int) -> None:
         rows,
     )
     print(f"  requests per failure by verb: {verbs}")
+    idle = r.idle
+    print(
+        f"Idle with the {r.jobs} jobs Running, before the failures: controller CPU "
+        f"{idle.cpu_percent:.2f}% of a core over {idle.seconds:.1f} s, {idle.requests:.0f} "
+        f"requests besides watches ({idle.watches:.0f} watch restarts), "
+        f"{idle.reconciles:.0f} reconciles"
+    )
 
 
 def report_wide(r: WideResult) -> None:
@@ -361,6 +401,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1000, help="Running jobs in the failure run")
     parser.add_argument("--failures", type=int, default=200, help="Workers failed, one at a time")
     parser.add_argument("--gap", type=float, default=0.05, help="seconds between failures")
+    parser.add_argument(
+        "--idle", type=float, default=30.0, help="seconds the controller is watched idle first"
+    )
     parser.add_argument("--workers", type=int, default=1000, help="Workers of the wide job")
     parser.add_argument("--rtt", type=float, default=0.01, help="seconds added per request")
     parser.add_argument(
@@ -368,10 +411,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.quick:
-        args.jobs, args.failures, args.workers = 6, 12, 40
+        args.jobs, args.failures, args.workers, args.idle = 6, 12, 40, 1.0
     print(f"machine: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}", flush=True)
     if args.only in (None, "failure"):
-        result = bench_failures(args.jobs, args.failures, args.gap, args.profile)
+        result = bench_failures(args.jobs, args.failures, args.gap, args.idle, args.profile)
         report_failures(result, args.failures)
     if args.only in (None, "wide"):
         report_wide(bench_wide(args.workers, args.rtt, args.profile))

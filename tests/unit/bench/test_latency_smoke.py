@@ -51,3 +51,19 @@ def test_wide_job_reports_every_pod_created(quick_output: str) -> None:
     posts = re.search(r"controller requests: (?:[A-Z]+ [0-9]+, )*POST ([0-9]+)", quick_output)
     # The pods and the Service at least (Events may still be queued).
     assert posts and int(posts.group(1)) >= 41 + 1, quick_output
+
+
+@pytest.mark.slow  # runs the benchmark script in real subprocesses
+def test_idle_controller_is_measured_and_sends_nothing(quick_output: str) -> None:
+    """P5's measurement: with every job Running and the controller settled, it sends no
+    request but watches and reconciles nothing (its CPU share is the bench's to report)."""
+    found = re.search(
+        r"Idle with the 6 jobs Running, before the failures: controller CPU ([0-9.]+)% of a core "
+        r"over ([0-9.]+) s, ([0-9]+) requests besides watches \(([0-9]+) watch restarts\), "
+        r"([0-9]+) reconciles",
+        quick_output,
+    )
+    assert found, quick_output
+    cpu, seconds, requests, _, reconciles = (float(v) for v in found.groups())
+    assert seconds >= 1.0 and cpu >= 0
+    assert requests == 0 and reconciles == 0, found.group(0)
