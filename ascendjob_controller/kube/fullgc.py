@@ -1,0 +1,156 @@
+"""Full garbage collections when the process is idle, and over young objects only.
+
+CPython collects its oldest generation once the objects that survived into it have grown by a
+quarter since the last full collection, and a full collection walks every tracked object with
+the GIL held. A controller caching 1,000 AscendJobs and their 2,000 pods tracks ~110,000
+objects; each full collection took 60-90 ms and came every 2-5 s while pods churned
+(hack/bench_latency.py, timed with `gc.callbacks`), so a pod failure that arrived during one
+waited for it: that was the failure -> replacement p99. The Go controllers this one follows
+run on a concurrent collector; Python's stops the world, so the pause is made short and moved
+to a quiet moment instead:
+
+- `take_over` raises the oldest generation's threshold so that no allocation starts a full
+  collection. The young generations are collected as before (a few ms at most), so
+  short-lived cycles are still freed at once; acyclic garbage never waits for a collector at
+  all (reference counting frees it).
+- `FullCollector` collects once the caches have synced, then whenever `interval` has passed
+  and the work queue is idle (or `max_interval` has passed, idle or not), and after each
+  collection freezes what survived (`gc.freeze`): objects that lived through a full
+  collection are the cache and the process's own, and no later collection walks them again,
+  so each pause covers only what was allocated since the last. Frozen objects are still
+  freed by reference counting when dropped (the cache's objects are acyclic JSON).
+- Only a frozen object that later ends up in a garbage cycle would outlive its use; every
+  `thaw_interval` (when idle) the frozen objects are thawed and one complete collection
+  reclaims those, then freezes again: one long pause per half hour, not one every few
+  seconds.
+
+Process-wide state, so only the `run` command's process installs it (controller._serve), never
+a library caller or a test process.
+"""
+
+from __future__ import annotations
+
+import gc
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+#: No allocation count reaches it: full collections happen only through `FullCollector`.
+NEVER = 2**31 - 1
+INTERVAL = 60.0
+MAX_INTERVAL = 300.0
+THAW_INTERVAL = 1800.0
+POLL = 1.0
+
+#: What `decide` can ask for.
+NOTHING, COLLECT, THAW = "nothing", "collect", "thaw"
+
+
+def take_over() -> tuple[int, int, int]:
+    """Stop allocations from starting full collections; returns the thresholds to restore."""
+    before = gc.get_threshold()
+    gc.set_threshold(before[0], before[1], NEVER)
+    return before
+
+
+@dataclass(frozen=True)
+class Schedule:
+    interval: float = INTERVAL
+    max_interval: float = MAX_INTERVAL
+    thaw_interval: float = THAW_INTERVAL
+
+
+def decide(
+    since_collect: float | None, since_thaw: float, idle: bool, synced: bool, schedule: Schedule
+) -> str:
+    """NOTHING, COLLECT (the unfrozen objects) or THAW (all of them); a pure decision.
+
+    `since_collect` is None until the first collection, which waits for the caches to sync.
+    A thaw waits for an idle moment past `thaw_interval`, but never past twice that.
+    """
+    if since_collect is None:
+        return COLLECT if synced else NOTHING
+    if since_thaw >= 2 * schedule.thaw_interval or (idle and since_thaw >= schedule.thaw_interval):
+        return THAW
+    if since_collect >= schedule.max_interval or (idle and since_collect >= schedule.interval):
+        return COLLECT
+    return NOTHING
+
+
+class FullCollector:
+    """Runs the full collections `take_over` took from the allocator, on its own thread.
+
+    `idle()` says the work queue is empty and no reconcile runs; `synced()` that the caches
+    hold their first lists.
+    """
+
+    def __init__(
+        self,
+        idle: Callable[[], bool],
+        synced: Callable[[], bool],
+        schedule: Schedule = Schedule(),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._idle = idle
+        self._synced = synced
+        self._schedule = schedule
+        self._clock = clock
+        self._last: float | None = None
+        self._last_thaw = clock()
+        self._restore: tuple[int, int, int] | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self, poll: float = POLL) -> None:
+        self._restore = take_over()
+        self._thread = threading.Thread(target=self._loop, args=(poll,), name="full-gc")
+        self._thread.daemon = True
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the thread; give full collections back to the allocator, over every object."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._restore is not None:
+            gc.unfreeze()
+            gc.set_threshold(*self._restore)
+
+    def _loop(self, poll: float) -> None:
+        while not self._stop.wait(poll):
+            try:
+                self.tick()
+            except Exception:  # never let housekeeping end the thread
+                log.exception("full_gc_failed")
+
+    def tick(self) -> str:
+        """One look; returns what it did (NOTHING, COLLECT or THAW)."""
+        now = self._clock()
+        since = None if self._last is None else now - self._last
+        action = decide(since, now - self._last_thaw, self._idle(), self._synced(), self._schedule)
+        if action == NOTHING:
+            return action
+        start = time.perf_counter()
+        if action == THAW:
+            gc.unfreeze()
+            self._last_thaw = now
+        collected = gc.collect()
+        gc.freeze()
+        self._last = self._clock()
+        log.debug(
+            "full_gc",
+            extra={
+                "action": action,
+                "collected": collected,
+                "pause_ms": round(1000 * (time.perf_counter() - start), 1),
+                "frozen": gc.get_freeze_count(),
+            },
+        )
+        return action
+
+
+__all__ = ["FullCollector", "Schedule", "decide", "take_over"]
