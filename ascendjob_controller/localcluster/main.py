@@ -8,7 +8,14 @@ import threading
 from pathlib import Path
 from types import FrameType
 
+from ascendjob_controller.kube.fullgc import FullCollector, Schedule
 from ascendjob_controller.localcluster.cluster import LocalCluster
+
+#: The bed has no work queue to wait on: it collects every second, freezing what
+#: survived, so a pause covers only the objects stored since the last one. CPython's own
+#: full collections walked the whole store and held the server 300-500 ms apiece while a
+#: benchmark created its 1,000 jobs (hack/bench_latency.py, timed with gc.callbacks).
+BED_GC = Schedule(interval=1.0, max_interval=1.0)
 
 
 def serve_forever(port: int, kubeconfig: str, kubelet: bool) -> int:
@@ -26,6 +33,8 @@ def serve_forever(port: int, kubeconfig: str, kubelet: bool) -> int:
     except OSError as err:
         print(f"local-cluster: cannot serve on port {port}: {err}", file=sys.stderr)
         return 1
+    collector = FullCollector(idle=lambda: True, synced=lambda: True, schedule=BED_GC)
+    collector.start()
     print(f"ready {cluster.url}", flush=True)
     print(
         f"local-cluster: kubeconfig written to {kubeconfig}; "
@@ -38,4 +47,6 @@ def serve_forever(port: int, kubeconfig: str, kubelet: bool) -> int:
             pass
     finally:
         cluster.stop()
+    # The collector is left to end with the process: stopping it thaws the store, which only
+    # buys one long collection on the way out.
     return 0
