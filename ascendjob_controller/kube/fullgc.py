@@ -139,7 +139,7 @@ class FullCollector:
             gc.unfreeze()
             self._last_thaw = now
         collected = gc.collect()
-        gc.freeze()
+        gc.freeze()  # (gc.get_freeze_count() walks every frozen object: never call it here)
         self._last = self._clock()
         log.debug(
             "full_gc",
@@ -147,7 +147,6 @@ class FullCollector:
                 "action": action,
                 "collected": collected,
                 "pause_ms": round(1000 * (time.perf_counter() - start), 1),
-                "frozen": gc.get_freeze_count(),
             },
         )
         return action

@@ -167,3 +167,13 @@ def test_a_failing_tick_does_not_end_the_thread(
         collector.stop()
     assert len(ticks) >= 3
     logged.assert_called_once()
+
+
+def test_a_tick_does_not_count_the_frozen_objects(
+    spied: dict[str, Any], mocker: MockerFixture
+) -> None:
+    """gc.get_freeze_count() walks every frozen object: once a second in the bed, logging it
+    cost more CPU than the bed's own work while it listed 20,000 pods (py-spy: 83 %)."""
+    mocker.patch.object(fullgc.gc, "get_freeze_count", side_effect=AssertionError("O(frozen)"))
+    collector = FullCollector(idle=lambda: True, synced=lambda: True, schedule=S)
+    assert collector.tick() == COLLECT
