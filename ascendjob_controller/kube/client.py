@@ -670,9 +670,18 @@ class _RetriedNotFound(Exception):
     """A retried delete found the object gone: an earlier attempt most likely deleted it."""
 
 
+#: Connections kept open to the API server, as client-go's transport keeps (its
+#: `idleConnsPerHost`). The official Python client keeps cpu_count * 5: 10 on 2 cores, fewer
+#: than the watches, workers, parallel pod creates and Event sender use at once, so every
+#: batch of creates dialled (and the server accepted) a new connection per request past the
+#: tenth, then dropped it.
+IDLE_CONNS_PER_HOST = 25
+
+
 def _api_client(cfg: Any) -> kubernetes.client.ApiClient:
     # We retry ourselves (and must not let urllib3 re-send a create); no hidden retries below.
     cfg.retries = False
+    cfg.connection_pool_maxsize = max(cfg.connection_pool_maxsize or 0, IDLE_CONNS_PER_HOST)
     # TCP keepalive on every connection, with client-go's timings: a peer that vanished (a
     # node gone, a NAT entry dropped) is noticed by the kernel, not only by our read timeouts.
     cfg.keep_alive = True
