@@ -4,8 +4,9 @@ CPython collects its oldest generation once the objects that survived into it ha
 quarter since the last full collection, and a full collection walks every tracked object with
 the GIL held. A controller caching 1,000 AscendJobs and their 2,000 pods tracks ~110,000
 objects; each full collection took 60-90 ms and came every 2-5 s while pods churned
-(hack/bench_latency.py, timed with `gc.callbacks`), so a pod failure that arrived during one
-waited for it: that was the failure -> replacement p99. The Go controllers this one follows
+(hack/bench_latency.py, timed with `gc.callbacks`), and a pod failure that arrived during one
+waited for it. (Removing them did not move the failure -> replacement p99 beyond the
+run-to-run spread of a shared 2-core host: docs/benchmarks.md.) The Go controllers this one follows
 run on a concurrent collector; Python's stops the world, so the pause is made short and moved
 to a quiet moment instead:
 
@@ -24,8 +25,9 @@ to a quiet moment instead:
   reclaims those, then freezes again: one long pause per half hour, not one every few
   seconds.
 
-Process-wide state, so only the `run` command's process installs it (controller._serve), never
-a library caller or a test process.
+Process-wide state, so only whole processes install it: the `run` command's
+(controller._serve) and the local cluster's (localcluster/main.py), never a library caller or
+a test process.
 """
 
 from __future__ import annotations
