@@ -11,7 +11,12 @@ from typing import Any
 import pytest
 
 from ascendjob_controller.job.plan import Plan
-from ascendjob_controller.reconciler import _follow_up, _Outcome, _removed_at_once
+from ascendjob_controller.reconciler import (
+    _follow_up,
+    _Outcome,
+    _removed_at_once,
+    slow_start_batches,
+)
 
 
 def _pod(uid: str, **meta: Any) -> dict[str, Any]:
@@ -78,3 +83,22 @@ def test_a_created_service_is_planned_with() -> None:
 )
 def test_no_follow_up(plan: Plan, outcome: _Outcome) -> None:
     assert _follow_up(_children(), plan, outcome) is None
+
+
+@pytest.mark.parametrize(
+    ("count", "sizes"),
+    [
+        (0, []),
+        (1, [1]),
+        (2, [1, 1]),
+        (3, [1, 2]),
+        (7, [1, 2, 4]),
+        (41, [1, 2, 4, 8, 16, 10]),
+        (1001, [1, 2, 4, 8, 16, 32, 64, 128, 256, 490]),
+    ],
+)
+def test_slow_start_batches_double_past_the_pool_size(count: int, sizes: list[int]) -> None:
+    """As the Kubernetes Job controller's: 1, 2, 4, ... with no cap; the pool bounds the
+    requests in flight, not the batch."""
+    assert slow_start_batches(count) == sizes
+    assert sum(sizes) == count
