@@ -110,6 +110,8 @@ class _Outcome:
     job: dict[str, Any] | None = None  # the job as our status write returned it
     #: The children the last plan created or deleted, announced together when it is done.
     actions: list[ChildAction] = field(default_factory=list)
+    #: The reconcile's Events, handed to the recorder once it has made all its requests.
+    events: list[tuple[dict[str, Any], planning.EventSpec]] = field(default_factory=list)
     creates: int = 0
     deletes: int = 0
     status_written: bool = False
@@ -312,18 +314,25 @@ class JobReconciler:
         if held is not None:
             return held
 
-        children = self._children(job)
-        plan = self._hold_counts(key, job, self._plan(job, children, bound), bound)
-        outcome = self._execute(job, plan, bound)
-        for _ in range(MAX_FOLLOW_UP_PLANS):
-            follow = _follow_up(children, plan, outcome)
-            if follow is None:
-                break
-            children, current = follow, outcome.job or job
-            plan = self._plan(current, children, bound)
-            outcome = self._execute(current, plan, bound, outcome)
-        failures = outcome.failures
-        failures += self._sync_ranktable(outcome.job or job, plan, children["Pod"], bound)
+        outcome = _Outcome()
+        try:
+            children = self._children(job)
+            plan = self._hold_counts(key, job, self._plan(job, children, bound), bound)
+            self._execute(job, plan, bound, outcome)
+            for _ in range(MAX_FOLLOW_UP_PLANS):
+                follow = _follow_up(children, plan, outcome)
+                if follow is None:
+                    break
+                children, current = follow, outcome.job or job
+                plan = self._plan(current, children, bound)
+                self._execute(current, plan, bound, outcome)
+            failures = outcome.failures
+            failures += self._sync_ranktable(outcome.job or job, plan, children["Pod"], bound)
+        finally:
+            # Only now: the Event sender's requests would compete with this reconcile's, on
+            # both sides of the connection (a failed pod's replacement waited behind four).
+            for target, event in outcome.events:
+                self._emit(target, event)
         self.job_states.set(key, plan.state)
         self.state_starts.set(key, (outcome.job or job).get("status"))  # as stored
         self._log_reconciled(plan, outcome, bound, started)
@@ -440,11 +449,11 @@ class JobReconciler:
         job: dict[str, Any],
         plan: planning.Plan,
         bound: Any,
-        outcome: _Outcome | None = None,
-    ) -> _Outcome:
+        outcome: _Outcome,
+    ) -> None:
+        """Make one plan's requests, recording what they did in `outcome`."""
         key = object_key(job)
         labels = self._metric_labels(job)
-        outcome = outcome or _Outcome()
         outcome.services, outcome.removed_pods, outcome.actions = [], [], []
         failures = outcome.failures
         outcome.note(plan)
@@ -483,7 +492,6 @@ class JobReconciler:
 
         if plan.delete_job and not failures:
             failures.extend(self._delete_job(job, bound))
-        return outcome
 
     def _execute_creates(
         self,
@@ -521,7 +529,7 @@ class JobReconciler:
         terminal = terminal and plan.previous_state != plan.state
         announced = plan.events if stored else ()
         for event in child_events(outcome.actions, announced, terminal=terminal):
-            self._emit(job, event)
+            outcome.events.append((job, event))
 
     def _create_pods(
         self,
