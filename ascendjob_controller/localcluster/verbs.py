@@ -19,6 +19,7 @@ from ascendjob_controller.localcluster import (
     admission,
     builtin,
     deletion,
+    fastjson,
     fieldsets,
     managedfields,
     validation,
@@ -774,7 +775,9 @@ class Api:
     def check_body(self, rt: ResourceType, body: Any) -> dict[str, Any]:
         if not isinstance(body, dict):
             raise bad_request(f"the body of the request is not a {rt.kind} object")
-        obj = json.loads(json.dumps(body))  # private copy; also rejects non-JSON values early
+        # A private copy; also rejects non-JSON values early. orjson both ways: the standard
+        # library's round trip was a sixth of a pod create's CPU.
+        obj = fastjson.loads(fastjson.dumps(body))
         api_version = obj.get("apiVersion")
         if api_version and api_version != rt.group_version:  # noqa: SIM102 - reads better
             if api_version.split("/")[0] != rt.group_version.split("/")[0] or rt.builtin:
