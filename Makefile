@@ -5,6 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PYTEST_ARGS ?=
+# make bench: peers rounds, interleaved; each contender's fastest is kept (the host is noisy).
+PEERS_ROUNDS ?= 3
 
 .DEFAULT_GOAL := help
 
@@ -86,7 +88,7 @@ bench-localcluster: venv ## Benchmark the embedded API server.
 .PHONY: bench
 bench: bench-localcluster ## Run every benchmark (API server, controller throughput/memory/informer, peers, latency, rank table).
 	$(BIN)/python hack/bench_controller.py
-	$(BIN)/python hack/bench_peers.py
+	$(BIN)/python hack/bench_peers.py --rounds $(PEERS_ROUNDS)
 	$(BIN)/python hack/bench_latency.py
 	$(BIN)/python hack/bench_ranktable.py
 
