@@ -46,7 +46,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
 from ascendjob_controller.config import Config
@@ -118,6 +118,41 @@ def in_client_threads(work: Callable[[list[Item]], None], items: list[Item]) -> 
         t.start()
     for t in threads:
         t.join(timeout=600)
+
+
+@dataclass(frozen=True)
+class Stillness(Generic[Item]):
+    """What `wait_still` saw last: the value, when it last changed, and whether it held."""
+
+    value: Item
+    changed_at: float  # time.perf_counter() of the read that first returned `value`
+    still: bool  # False: `timeout` ran out first
+
+
+def wait_still(
+    read: Callable[[], Item],
+    *,
+    quiet: float,
+    timeout: float,
+    poll: float,
+    key: Callable[[Item], Any] = lambda value: value,
+    settled: Callable[[Item], bool] = lambda value: True,
+) -> Stillness[Item]:
+    """Read every `poll` s until `key(read())` has not changed for `quiet` s and the value is
+    `settled`: how each benchmark waits for a process to finish what its load caused (the
+    controller's reconciles or requests, a peer's requests at the proxy)."""
+    value = read()
+    last, changed_at = key(value), time.perf_counter()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        time.sleep(poll)
+        value = read()
+        now = key(value)
+        if now != last or not settled(value):
+            last, changed_at = now, time.perf_counter()
+        elif time.perf_counter() - changed_at >= quiet:
+            return Stillness(value, changed_at, True)
+    return Stillness(value, changed_at, False)
 
 
 def create_many(url: str, path: str, bodies: list[dict[str, Any]]) -> dict[str, float]:
@@ -788,18 +823,18 @@ def python_rss_kb(code: str) -> int:
 
 
 def wait_quiet(ctl: Controller, timeout: float) -> dict[str, float]:
-    """Wait until the work queue is empty and the reconcile count stopped moving."""
-    deadline = time.monotonic() + timeout
-    last = -1.0
-    while True:
-        sample = ctl.metrics()
-        count = sample.get(RECONCILES, 0.0)
-        if sample.get("workqueue_depth", 1.0) == 0 and count == last:
-            return sample
-        if time.monotonic() > deadline:
-            raise RuntimeError("the controller never went quiet")
-        last = count
-        time.sleep(1.0)
+    """Wait until the work queue is empty and the reconcile count stopped moving for 1 s."""
+    seen = wait_still(
+        ctl.metrics,
+        quiet=1.0,
+        timeout=timeout,
+        poll=1.0,
+        key=lambda sample: sample.get(RECONCILES, 0.0),
+        settled=lambda sample: sample.get("workqueue_depth", 1.0) == 0,
+    )
+    if not seen.still:
+        raise RuntimeError("the controller never went quiet")
+    return seen.value
 
 
 @dataclass(frozen=True)

@@ -253,17 +253,16 @@ def bench_failures(
 
 def settled(ctl: bc.Controller, quiet: float, timeout: float) -> None:
     """Wait until the controller has sent no request for `quiet` seconds, its queue empty."""
-    deadline = time.monotonic() + timeout
-    last, since = -1.0, time.monotonic()
-    while time.monotonic() < deadline:
-        sample = ctl.metrics()
-        sent = sample.get(bc.REQUESTS, 0.0)
-        if sent != last or sample.get("workqueue_depth", 1.0) != 0:
-            last, since = sent, time.monotonic()
-        elif time.monotonic() - since >= quiet:
-            return
-        time.sleep(0.2)
-    raise RuntimeError(f"the controller kept sending requests for {timeout:.0f} s")
+    seen = bc.wait_still(
+        ctl.metrics,
+        quiet=quiet,
+        timeout=timeout,
+        poll=0.2,
+        key=lambda sample: sample.get(bc.REQUESTS, 0.0),
+        settled=lambda sample: sample.get("workqueue_depth", 1.0) == 0,
+    )
+    if not seen.still:
+        raise RuntimeError(f"the controller kept sending requests for {timeout:.0f} s")
 
 
 def _inject(url: str, watch: PodWatch, names: list[str], failures: int, gap: float) -> list[float]:

@@ -276,16 +276,8 @@ def _wait_quiet(px: Proxy, start: float, quiet: float = 1.0, timeout: float = 60
     Returns when, after `start`, its last request was seen, so the CPU and request window
     covers all the work the jobs caused and no more.
     """
-    last_counts, last_change = px.counts(), time.perf_counter()
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        time.sleep(0.1)
-        counts = px.counts()
-        if counts != last_counts:
-            last_counts, last_change = counts, time.perf_counter()
-        elif time.perf_counter() - last_change >= quiet:
-            break
-    return last_change - start
+    seen = bc.wait_still(px.counts, quiet=quiet, timeout=timeout, poll=0.1)
+    return seen.changed_at - start
 
 
 def run_one(name: str, jobs: int, timeout: float, linger: float) -> Result:
