@@ -330,7 +330,7 @@ class JobReconciler:
             failures += self._sync_ranktable(outcome.job or job, plan, children["Pod"], bound)
         finally:
             # Only now: the Event sender's requests would compete with this reconcile's, on
-            # both sides of the connection (a failed pod's replacement waited behind four).
+            # both sides of the connection (a failed pod's replacement waited behind five).
             for target, event in outcome.events:
                 self._emit(target, event)
         self.job_states.set(key, plan.state)

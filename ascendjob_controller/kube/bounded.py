@@ -22,13 +22,12 @@ def map_bounded(pool: Executor, fn: Callable[[T], R], items: Sequence[T], width:
     Results come back in the order of `items`. Every item is run even if some raise; the
     first exception (in item order) is raised once all have finished.
     """
-    results: list[Future[R] | None] = [None] * len(items)
+    futures: list[Future[R]] = []
     running: set[Future[R]] = set()
-    for i, item in enumerate(items):
+    for item in items:
         if len(running) >= max(1, width):
             _, running = wait(running, return_when=FIRST_COMPLETED)
-        future = pool.submit(fn, item)
-        results[i] = future
-        running.add(future)
+        futures.append(pool.submit(fn, item))
+        running.add(futures[-1])
     wait(running)
-    return [future.result() for future in results if future is not None]
+    return [future.result() for future in futures]
