@@ -33,9 +33,10 @@ def test_one_table_with_a_row_per_contender(quick_output: str) -> None:
     for name in CONTENDERS:
         row = _row(quick_output, name)
         jobs_per_s, seconds, quiet, cpu_ms, requests, events, rss, bed_ms, proxy_ms = row
-        assert all(v > 0 for v in (jobs_per_s, seconds, cpu_ms, requests, rss, bed_ms, proxy_ms)), (
-            name
-        )
+        assert all(v > 0 for v in (jobs_per_s, seconds, cpu_ms, requests, rss, bed_ms)), (name, row)
+        # /proc counts CPU in 10 ms ticks, and 6 jobs cost a proxy about 5 ms (0.9 ms per job
+        # for the perfect client's): 0 ticks happens, and once failed `make test`.
+        assert proxy_ms >= 0, (name, row)
         assert quiet > 0 and 0 <= events < requests, name
     # The perfect client sends no Events and at least the 6 minimal requests per job.
     assert _row(quick_output, "perfect")[5] == 0
