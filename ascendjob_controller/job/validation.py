@@ -111,7 +111,7 @@ def _memo_key(job: dict[str, Any]) -> bytes | None:
 def _validate(job: dict[str, Any]) -> list[Problem]:
     framework = framework_of(job)
     if framework not in LEADERS:
-        raw = dig(job, "metadata", "labels", "framework")
+        raw = dig(job, "metadata", "labels", FRAMEWORK_LABEL)
         what = "missing" if raw is None else f"{raw!r} is not one of {sorted(LEADERS)}"
         return [Problem(INVALID_FRAMEWORK, f"label 'framework' is {what}")]
 
