@@ -26,8 +26,9 @@ to a quiet moment instead:
   seconds.
 
 Process-wide state, so only whole processes install it: the `run` command's
-(controller._serve) and the local cluster's (localcluster/main.py), never a library caller or
-a test process.
+(controller._start_caches) and the local cluster's (localcluster/main.py), never a library
+caller or a test process. One benchmark borrows `take_over` alone, restoring the thresholds
+after: hack/bench_controller.py times an informer's sync as `run` would run it.
 """
 
 from __future__ import annotations
