@@ -15,12 +15,11 @@ Pure decisions, so the verb in verbs.py only reads, writes and removes:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ascendjob_controller.localcluster import builtin, pods
+from ascendjob_controller.localcluster import builtin, fastjson, pods
 from ascendjob_controller.localcluster.errors import ApiError, options_invalid
 from ascendjob_controller.localcluster.resources import ResourceType
 from ascendjob_controller.localcluster.timestamps import now_rfc3339
@@ -131,7 +130,8 @@ def _parse(stamp: str) -> datetime:
 
 def plan(rt: ResourceType, existing: dict[str, Any], opts: DeleteOptions) -> Plan:
     """What DELETE does to `existing` (a private copy is planned on; pure otherwise)."""
-    obj = json.loads(json.dumps(existing))
+    # orjson both ways: the standard library's round trip was a quarter of a pod DELETE.
+    obj = fastjson.loads(fastjson.dumps(existing))
     meta = obj["metadata"]
     now = datetime.now(UTC).replace(microsecond=0)
     graceful = False
