@@ -324,7 +324,7 @@ class JobReconciler:
                 if follow is None:
                     break
                 children, current = follow, outcome.job or job
-                plan = self._plan(current, children, bound)
+                plan = self._hold_counts(key, current, self._plan(current, children, bound), bound)
                 self._execute(current, plan, bound, outcome)
             failures = outcome.failures
             failures += self._sync_ranktable(outcome.job or job, plan, children["Pod"], bound)

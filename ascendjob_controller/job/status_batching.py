@@ -6,10 +6,17 @@ within milliseconds (the Worker finishing too). Writing each one costs a request
 event to every watcher of AscendJobs. The Kubernetes Job controller batches the same way: it
 syncs a job at most once per `syncJobBatchPeriod` (1 s) for pod updates.
 
-The rule: a plan whose only effect is new counts holds its write back for `period` seconds
-from the moment such a write was first held; then the write goes out. Anything else is written
-at once and carries the held counts along: a state or condition change, a restart counted, a
-create, delete, adoption, Event or PodGroup patch. Counts are at most `period` seconds stale.
+The rule: a plan whose status changes only counts holds that write back for `period` seconds
+from the moment such a write was first held; then the write goes out. What must be stored
+before or with its action is written at once and carries the held counts along: a state or
+condition change, a restart counted (and the delete that waits for it), an Event (announced
+only once its status is stored), the job's own deletion. Counts are at most `period` seconds
+stale.
+
+Creates, deletes, adoptions and PodGroup patches read nothing of the status, so they no longer
+push held counts out. A failed pod's replacement did: its reconcile wrote `failed: 1 -> 0` right
+after the create, and on the local cluster that write competed with the create's watch events
+(hack/bench_latency.py; docs/benchmarks.md, "Fifth round").
 
 Why from the first hold and not from our last write: with many jobs at once, a job's pod
 updates come seconds apart, so "within a second of the last write" was rarely true, while the
@@ -21,30 +28,45 @@ from __future__ import annotations
 from typing import Any
 
 from .plan import Plan
+from .restart import STATUS_CONTAINER_COUNTS, STATUS_RECREATED
 from .types import as_dict
 
 #: The status fields a counts-only write may change (lastReconcileTime moves with every write).
 COUNT_FIELDS = frozenset({"replicaStatuses", "lastReconcileTime"})
+#: The restart ledger's bookkeeping (job/restart.py), which a counts-only write may prune: an
+#: entry for a pod that is gone guards nothing (a uid never comes back), so dropping it can
+#: wait. Adding one is a restart counted, never held.
+PRUNABLE_FIELDS = frozenset({STATUS_RECREATED, STATUS_CONTAINER_COUNTS})
 
 
 def only_counts_change(old: Any, new: dict[str, Any] | None) -> bool:
-    """True when the whole status `new` differs from `old` in COUNT_FIELDS alone."""
+    """True when the whole status `new` differs from `old` in COUNT_FIELDS alone, or by
+    entries pruned from PRUNABLE_FIELDS."""
     if new is None:
         return False
     before = as_dict(old)
-    keys = set(before) | set(new)
-    return all(before.get(k) == new.get(k) for k in keys - COUNT_FIELDS)
+    for key in (set(before) | set(new)) - COUNT_FIELDS:
+        was, now = before.get(key), new.get(key)
+        if was == now or (key in PRUNABLE_FIELDS and _pruned(was, now)):
+            continue
+        return False
+    return True
+
+
+def _pruned(was: Any, now: Any) -> bool:
+    """`now` is `was` less some entries (or gone): a list of fewer items, a smaller map."""
+    if isinstance(was, list) and (now is None or isinstance(now, list)):
+        return all(item in was for item in now or [])
+    if isinstance(was, dict) and (now is None or isinstance(now, dict)):
+        return all(k in was and was[k] == v for k, v in (now or {}).items())
+    return False
 
 
 def _acts_otherwise(plan: Plan) -> bool:
+    """Whether the plan does something that needs its status stored first (or with it)."""
     return bool(
-        plan.creates
-        or plan.deletes
-        or plan.force_deletes
-        or plan.deletes_after_status
-        or plan.adopts
+        plan.deletes_after_status
         or plan.events
-        or plan.podgroup_patch is not None
         or plan.delete_job
         or plan.restarted
         or plan.state != plan.previous_state
@@ -68,4 +90,4 @@ def hold_status_for(
     return None if held_for >= period else period - held_for
 
 
-__all__ = ["COUNT_FIELDS", "hold_status_for", "only_counts_change"]
+__all__ = ["COUNT_FIELDS", "PRUNABLE_FIELDS", "hold_status_for", "only_counts_change"]

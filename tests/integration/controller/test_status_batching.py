@@ -24,6 +24,7 @@ from tests.integration.controller.helpers import (
     status_of,
     wait_for,
     wait_pods,
+    wait_recreated,
     wait_state,
 )
 
@@ -61,8 +62,10 @@ def workers(kube: KubeClient, ns: str, name: str) -> dict[str, Any]:
     return counts or {}
 
 
-def running_job(kube: KubeClient, kubelet: Kubelet, ns: str) -> dict[str, dict[str, Any]]:
-    kube.create(ASCENDJOBS, ns, pytorch_job("b", workers=1))
+def running_job(
+    kube: KubeClient, kubelet: Kubelet, ns: str, policy: str = "Never"
+) -> dict[str, dict[str, Any]]:
+    kube.create(ASCENDJOBS, ns, pytorch_job("b", workers=1, policy=policy))
     pods = wait_pods(kube, ns, "b", 2)
     kubelet.run_all(pods)
     wait_state(kube, ns, "b", "Running")
@@ -102,3 +105,30 @@ def test_held_counts_are_written_once_the_period_has_passed(
     wait_for(lambda: workers(kube, ns, "b").get("succeeded") == 1, "the Worker counted succeeded")
     assert workers(kube, ns, "b").get("active") == 0
     assert status_of(kube, ns, "b")["conditions"][-1]["type"] == "Running"
+
+
+def test_a_replacement_does_not_push_held_counts_out(
+    bare_cluster: Any, held: AscendJobController, kubelet: Kubelet
+) -> None:
+    """The restart is written at once; the replacement's create no longer writes counts.
+
+    Recording the restart stores `failed: 1`; once the failed pod is deleted and its
+    replacement created in the same reconcile, the Worker's counts read `failed: 0`, a
+    counts-only change that now waits for the next transition like any other.
+    """
+    kube = make_client(bare_cluster)
+    ns = fresh_namespace(kube)
+    pods = running_job(kube, kubelet, ns, policy="ExitCode")
+    old = pods["b-worker-0"]
+    kubelet.failed(old, 137)  # SIGKILL: ExitCode retries it
+    new = wait_recreated(kube, ns, "b", "b-worker-0", old["metadata"]["uid"])
+    reconciles(held).wait_cache_reconciled(f"{ns}/b")
+    status = status_of(kube, ns, "b")
+    assert status.get("restartCount") == 1, status
+    assert workers(kube, ns, "b").get("failed") == 1  # as the restart's write left it
+
+    # The replacement running is a transition (Restarting -> Running): the counts go with it.
+    kubelet.running(new)
+    wait_state(kube, ns, "b", "Running")
+    assert workers(kube, ns, "b").get("failed", 0) == 0
+    assert workers(kube, ns, "b").get("active") == 1
