@@ -744,7 +744,10 @@ def _active_status(
         # would have its restarts counted again when it reappears: make chaos), and only in
         # a write that happens anyway: pruning is housekeeping, never worth a request.
         pruned = ledger.prune({_uid(p) for p in children.pods})
-        new = next_status(status, verdict, job_key=key, now=now, replicas=replicas, ledger=pruned)
+        if pruned != ledger:  # most plans have nothing to forget: no second status
+            new = next_status(
+                status, verdict, job_key=key, now=now, replicas=replicas, ledger=pruned
+            )
     return new
 
 
