@@ -317,14 +317,14 @@ class JobReconciler:
         outcome = _Outcome()
         try:
             children = self._children(job)
-            plan = self._hold_counts(key, job, self._plan(job, children, bound), bound)
+            plan = self._plan(key, job, children, bound)
             self._execute(job, plan, bound, outcome)
             for _ in range(MAX_FOLLOW_UP_PLANS):
                 follow = _follow_up(children, plan, outcome)
                 if follow is None:
                     break
                 children, current = follow, outcome.job or job
-                plan = self._hold_counts(key, current, self._plan(current, children, bound), bound)
+                plan = self._plan(key, current, children, bound)
                 self._execute(current, plan, bound, outcome)
             failures = outcome.failures
             failures += self._sync_ranktable(outcome.job or job, plan, children["Pod"], bound)
@@ -383,10 +383,12 @@ class JobReconciler:
         return None
 
     def _plan(
-        self, job: dict[str, Any], children: dict[str, list[dict[str, Any]]], bound: Any
+        self, key: str, job: dict[str, Any], children: dict[str, list[dict[str, Any]]], bound: Any
     ) -> planning.Plan:
+        """The plan for `job`, its status write held back while it may wait (_hold_counts):
+        the first plan of a reconcile and each follow-up alike."""
         try:
-            return planning.plan(
+            made = planning.plan(
                 job,
                 children["Pod"],
                 children["Service"],
@@ -406,6 +408,7 @@ class JobReconciler:
                 ),
             )
             raise
+        return self._hold_counts(key, job, made, bound)
 
     @staticmethod
     def _log_reconciled(plan: planning.Plan, outcome: _Outcome, bound: Any, started: float) -> None:
