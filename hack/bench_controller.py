@@ -194,6 +194,17 @@ def stop_process(proc: subprocess.Popen[Any]) -> int:
     return proc.wait()
 
 
+def stop_on_sigterm() -> None:
+    """Make SIGTERM unwind the benchmark, so its `with` and `finally` blocks stop the bed, the
+    controller and every helper they started. Python's default for SIGTERM ends the process on
+    the spot: a benchmark stopped with `kill` or `pkill` left its local cluster running."""
+    signal.signal(signal.SIGTERM, _exit_on_signal)
+
+
+def _exit_on_signal(signum: int, _frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
 def rss_kb(pid: int) -> tuple[int, int]:
     """(VmRSS, VmHWM) in KB from /proc: what the kernel charges the process, peak included."""
     fields: dict[str, int] = {}
@@ -1067,6 +1078,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == [RTT_FLAG]:
         return controller_with_rtt(float(argv[1]), argv[2:])
+    stop_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
     parser.add_argument("--only", choices=["throughput", "memory"], help="run one part")

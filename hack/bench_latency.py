@@ -394,6 +394,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == [bc.RTT_FLAG]:  # bc.controller re-executes its own file; kept for safety
         return bc.controller_with_rtt(float(argv[1]), argv[2:])
+    bc.stop_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
     parser.add_argument("--only", choices=["failure", "wide"], help="run one part")

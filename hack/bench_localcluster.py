@@ -23,6 +23,11 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # `hack.*` when run as a script (then only hack/ is on the path)
+
+from hack.bench_controller import stop_on_sigterm  # noqa: E402
+
 NAMESPACE = "bench"
 
 
@@ -167,6 +172,7 @@ def bench_watch(host: str, port: int, watchers: int, events: int) -> float:
 
 
 def main() -> int:
+    stop_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pods", type=int, default=10_000)
     parser.add_argument("--threads", type=int, default=4)

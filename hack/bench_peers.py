@@ -491,6 +491,7 @@ def _machine_line() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    bc.stop_on_sigterm()
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--quick", action="store_true", help="a handful of jobs, for the smoke test"
