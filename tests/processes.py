@@ -29,6 +29,23 @@ def children_of(pid: int) -> set[int]:
     return found
 
 
+def alive(pid: int) -> bool:
+    """Running or stopped: not gone, and not a zombie waiting for its parent."""
+    try:
+        stat = (Path("/proc") / str(pid) / "stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def cmdline(pid: int) -> str:
+    """The command line of `pid`, its arguments joined by spaces ("" once it is gone)."""
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
 def run_script(argv: list[str], timeout: float, what: str = "the benchmark") -> str:
     """stdout of `python <argv>` run from the repository; it must exit 0 and leave no process."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}

@@ -118,7 +118,9 @@ def run_workload(kube: KubeClient, kubelet: Kubelet, ns: str) -> None:
     # The rank table: a user-made ConfigMap for "gang", a created one for "made".
     kube.create(CONFIGMAPS, ns, {"metadata": {"name": "rings-config-gang"}, "data": {}})
     gang = pytorch_job("gang", workers=2, policy="ExitCode", scheduler="volcano")
-    made = pytorch_job("made", run_policy={"ttlSecondsAfterFinished": 1, "cleanPodPolicy": "All"})
+    # A TTL of 3 s, not 1: completionTime has whole seconds, so a 1 s TTL could delete the job
+    # a few ms after it succeeded, before wait_state below had seen it Succeeded.
+    made = pytorch_job("made", run_policy={"ttlSecondsAfterFinished": 3, "cleanPodPolicy": "All"})
     for job in (gang, made):
         name = job["metadata"]["name"]
         for spec in job["spec"]["replicaSpecs"].values():

@@ -14,29 +14,12 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from tests.processes import REPO, children_of
+from tests.processes import REPO, alive, children_of, cmdline
 
 DEADLINE_SECONDS = 120.0
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
-
-
-def _alive(pid: int) -> bool:
-    """Running or stopped, not gone and not a zombie waiting for its parent."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def _wait_for_children(proc: subprocess.Popen[bytes], needles: list[str]) -> set[int]:
@@ -45,7 +28,7 @@ def _wait_for_children(proc: subprocess.Popen[bytes], needles: list[str]) -> set
     while time.monotonic() < deadline:
         assert proc.poll() is None, "the benchmark ended before it was stopped"
         found = children_of(proc.pid)
-        lines = [_cmdline(pid) for pid in found]
+        lines = [cmdline(pid) for pid in found]
         if all(any(needle in line for line in lines) for needle in needles):
             return found
         time.sleep(0.2)
@@ -66,7 +49,7 @@ def test_sigterm_stops_the_bed_and_the_controller() -> None:
         started = _wait_for_children(proc, ["local-cluster", "ascendjob_controller run"])
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=DEADLINE_SECONDS)
-        left = {pid: _cmdline(pid) for pid in started if _alive(pid)}
+        left = {pid: cmdline(pid) for pid in started if alive(pid)}
         assert not left, f"still running after the benchmark stopped: {left}"
         assert code == 128 + signal.SIGTERM  # unwound by SystemExit, not ended by the signal
     finally:
@@ -74,5 +57,5 @@ def test_sigterm_stops_the_bed_and_the_controller() -> None:
             proc.kill()
             proc.wait()
         for pid in started:  # what a failing run left behind
-            if _alive(pid):
+            if alive(pid):
                 os.kill(pid, signal.SIGKILL)
