@@ -23,7 +23,10 @@ create per child, counted at the proxy a `--linger` (6 s, past kopf's 5 s consis
 timeout) after the end, so a create handler rerun that resurrects a Service is caught.
 
 One table, one row per contender, and the ratios ours/perfect and ours/kopf from the same run.
-`--quick` runs a handful of jobs for the smoke test; its figures mean nothing.
+`--quick` runs a handful of jobs for the smoke test; its figures mean nothing. `--pin-bed`
+puts each local cluster alone on CPU 0 and everything else on the other CPUs, as if the API
+server had a machine of its own: an analysis of how much of a contender's figures is CPU
+contention with the bed, not the set-up the goals are measured in.
 """
 
 from __future__ import annotations
@@ -280,11 +283,31 @@ def _wait_quiet(px: Proxy, start: float, quiet: float = 1.0, timeout: float = 60
     return seen.changed_at - start
 
 
-def run_one(name: str, jobs: int, timeout: float, linger: float) -> Result:
+#: `--pin-bed`: the local cluster on the first CPU, this driver and what it starts after on
+#: the rest, as if the API server ran on a machine of its own.
+BED_CPUS = {0}
+
+
+def pin(pid: int, cpus: set[int]) -> None:
+    """Move every thread of `pid` onto `cpus` (threads it starts later inherit it).
+
+    `sched_setaffinity(pid)` moves only the thread whose id is `pid`; the local cluster's
+    server, kubelet and watch threads already run, so each task of /proc/<pid>/task is
+    moved, twice over in case one was starting during the first pass.
+    """
+    for _ in range(2):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with contextlib.suppress(ProcessLookupError):
+                os.sched_setaffinity(int(task.name), cpus)
+
+
+def run_one(name: str, jobs: int, timeout: float, linger: float, pin_bed: bool = False) -> Result:
     """One contender on a fresh local cluster behind a fresh proxy."""
     with tempfile.TemporaryDirectory(prefix=f"bench-peers-{name}-") as tmp_name:
         tmp = Path(tmp_name)
         with bc.api_server(tmp, kubelet=True) as server, proxy(server.url) as px:
+            if pin_bed:
+                pin(server.pid, BED_CPUS)
             home = kubeconfig_for(tmp, server.url, px.url, name)
             with contender(name, home, px) as pid:
                 watch = StateWatch(server.url, jobs)
@@ -413,7 +436,7 @@ def ratio(a: float, b: float) -> str:
     return f"x{a / b:.2f}" if b else "n/a"
 
 
-def report(results: list[Result], rounds: int, linger: float) -> None:
+def report(results: list[Result], rounds: int, linger: float, pin_bed: bool = False) -> None:
     """One row per contender, then the same-run ratios, the request mix and the checks."""
     header = [
         "",
@@ -446,6 +469,8 @@ def report(results: list[Result], rounds: int, linger: float) -> None:
     ]
     first = results[0]
     best = f"fastest of {rounds} rounds each" if rounds > 1 else "one round each"
+    if pin_bed:
+        best += "; the local cluster alone on CPU 0, everything else on the other CPUs"
     bc.print_table(
         f"Peers: {first.jobs} AscendJobs x 2 pods posted at once, pods running 0 s, each "
         f"contender on a fresh local cluster behind a counting proxy ({best})",
@@ -504,7 +529,18 @@ def main(argv: list[str] | None = None) -> int:
         "--linger", type=float, default=6.0, help="seconds waited before the final check"
     )
     parser.add_argument("--only", default=",".join(CONTENDERS), help="comma list of contenders")
+    parser.add_argument(
+        "--pin-bed",
+        action="store_true",
+        help="the local cluster alone on CPU 0, the rest on the others (an analysis, not the "
+        "goal's set-up: it shows what the contenders cost without the bed sharing a core)",
+    )
     args = parser.parse_args(argv)
+    if args.pin_bed:
+        cpus = os.sched_getaffinity(0) - BED_CPUS
+        if not cpus:
+            parser.error("--pin-bed needs at least two CPUs")
+        os.sched_setaffinity(0, cpus)  # the proxy and the contender inherit it
     if args.quick:
         args.jobs, args.rounds, args.linger = 6, 1, 1.0
     names = [n for n in args.only.split(",") if n]
@@ -517,11 +553,11 @@ def main(argv: list[str] | None = None) -> int:
     for round_no in range(args.rounds):
         order = names[round_no % len(names) :] + names[: round_no % len(names)]
         for name in order:
-            result = run_one(name, args.jobs, timeout, args.linger)
+            result = run_one(name, args.jobs, timeout, args.linger, args.pin_bed)
             failed += [f"{name}: {p}" for p in result.problems]
             if name not in best or result.seconds < best[name].seconds:
                 best[name] = result
-    report([best[n] for n in names], args.rounds, args.linger)
+    report([best[n] for n in names], args.rounds, args.linger, args.pin_bed)
     print(_machine_line().replace("machine:", "after the run:"), flush=True)
     return 1 if failed else 0
 
