@@ -140,3 +140,24 @@ def test_console_format_is_readable(stream: io.StringIO) -> None:
 def test_unknown_level_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown log level"):
         logs.configure("json", "chatty", stream=io.StringIO())
+
+
+def test_no_caller_thread_or_process_is_looked_up_for_a_line(stream: io.StringIO) -> None:
+    """What no line prints is not computed: the caller's frame (a stack walk per line), the
+    thread and process names. Seen on the records themselves, structlog's and stdlib's."""
+    logs.configure("json", "info", stream=stream)
+    records: list[logging.LogRecord] = []
+    [handler] = [h for h in logging.getLogger().handlers if h.get_name() == "ascendjob-controller"]
+    keep = logging.Filter()
+    keep.filter = lambda record: records.append(record) or True  # type: ignore[method-assign]
+    handler.addFilter(keep)
+    try:
+        logs.get_logger("ascendjob_controller.test").info("reconciled", state="Running")
+        logging.getLogger("ascendjob_controller.plain").info("from the standard library")
+    finally:
+        handler.removeFilter(keep)
+    assert [line["event"] for line in lines(stream)] == ["reconciled", "from the standard library"]
+    assert len(records) == 2
+    for record in records:
+        assert (record.funcName, record.lineno) == ("(unknown function)", 0)
+        assert record.threadName is None and record.processName is None
