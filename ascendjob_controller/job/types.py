@@ -11,6 +11,7 @@ Invariant: nothing here mutates its inputs; a `JobView` only references the call
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -152,13 +153,27 @@ def controller_ref(obj: Any) -> dict[str, Any] | None:
     return None
 
 
+#: The last second format_time wrote and its text: a status build stamps the same second up
+#: to four times, and a burst of reconciles does so for many jobs in a row.
+_LAST_FORMATTED: tuple[int, str] = (0, "1970-01-01T00:00:00Z")
+
+
 def format_time(moment: datetime) -> str:
     """RFC 3339 in UTC with whole seconds, as metav1.Time serialises.
 
     Whole seconds matter: the API server truncates, so a finer stamp would never compare
-    equal to what we read back and every reconcile would look like a change.
+    equal to what we read back and every reconcile would look like a change. A pure function
+    of the moment's second: the text of the last second is kept (a replaced tuple, so threads
+    never see half of one), which turns `astimezone` and `strftime` into one comparison.
     """
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    global _LAST_FORMATTED
+    second = math.floor(moment.timestamp())  # a naive moment is local time, as astimezone says
+    cached = _LAST_FORMATTED
+    if cached[0] == second:
+        return cached[1]
+    text = datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    _LAST_FORMATTED = (second, text)
+    return text
 
 
 def parse_time(text: Any) -> datetime | None:
