@@ -24,7 +24,7 @@ timeout) after the end, so a create handler rerun that resurrects a Service is c
 
 One table, one row per contender, and the ratios ours/perfect and ours/kopf from the same run.
 `--quick` runs a handful of jobs for the smoke test; its figures mean nothing. `--pin-bed`
-puts each local cluster alone on CPU 0 and everything else on the other CPUs, as if the API
+puts each local cluster alone on one CPU and everything else on the other CPUs, as if the API
 server had a machine of its own: an analysis of how much of a contender's figures is CPU
 contention with the bed, not the set-up the goals are measured in.
 """
@@ -283,11 +283,6 @@ def _wait_quiet(px: Proxy, start: float, quiet: float = 1.0, timeout: float = 60
     return seen.changed_at - start
 
 
-#: `--pin-bed`: the local cluster on the first CPU, this driver and what it starts after on
-#: the rest, as if the API server ran on a machine of its own.
-BED_CPUS = {0}
-
-
 def pin(pid: int, cpus: set[int]) -> None:
     """Move every thread of `pid` onto `cpus` (threads it starts later inherit it).
 
@@ -301,13 +296,16 @@ def pin(pid: int, cpus: set[int]) -> None:
                 os.sched_setaffinity(int(task.name), cpus)
 
 
-def run_one(name: str, jobs: int, timeout: float, linger: float, pin_bed: bool = False) -> Result:
-    """One contender on a fresh local cluster behind a fresh proxy."""
+def run_one(
+    name: str, jobs: int, timeout: float, linger: float, bed_cpus: set[int] | None = None
+) -> Result:
+    """One contender on a fresh local cluster behind a fresh proxy (the cluster's threads on
+    `bed_cpus` when given)."""
     with tempfile.TemporaryDirectory(prefix=f"bench-peers-{name}-") as tmp_name:
         tmp = Path(tmp_name)
         with bc.api_server(tmp, kubelet=True) as server, proxy(server.url) as px:
-            if pin_bed:
-                pin(server.pid, BED_CPUS)
+            if bed_cpus:
+                pin(server.pid, bed_cpus)
             home = kubeconfig_for(tmp, server.url, px.url, name)
             with contender(name, home, px) as pid:
                 watch = StateWatch(server.url, jobs)
@@ -470,7 +468,7 @@ def report(results: list[Result], rounds: int, linger: float, pin_bed: bool = Fa
     first = results[0]
     best = f"fastest of {rounds} rounds each" if rounds > 1 else "one round each"
     if pin_bed:
-        best += "; the local cluster alone on CPU 0, everything else on the other CPUs"
+        best += "; the local cluster alone on one CPU, everything else on the other CPUs"
     bc.print_table(
         f"Peers: {first.jobs} AscendJobs x 2 pods posted at once, pods running 0 s, each "
         f"contender on a fresh local cluster behind a counting proxy ({best})",
@@ -532,15 +530,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--pin-bed",
         action="store_true",
-        help="the local cluster alone on CPU 0, the rest on the others (an analysis, not the "
+        help="the local cluster alone on one CPU, the rest on the others (an analysis, not the "
         "goal's set-up: it shows what the contenders cost without the bed sharing a core)",
     )
     args = parser.parse_args(argv)
+    bed_cpus: set[int] | None = None
     if args.pin_bed:
-        cpus = os.sched_getaffinity(0) - BED_CPUS
-        if not cpus:
+        # The first CPU this process may use for the bed, the others for everything else, as
+        # if the API server ran on a machine of its own.
+        allowed = os.sched_getaffinity(0)
+        bed_cpus = {min(allowed)}
+        if not allowed - bed_cpus:
             parser.error("--pin-bed needs at least two CPUs")
-        os.sched_setaffinity(0, cpus)  # the proxy and the contender inherit it
+        os.sched_setaffinity(0, allowed - bed_cpus)  # the proxy and the contender inherit it
     if args.quick:
         args.jobs, args.rounds, args.linger = 6, 1, 1.0
     names = [n for n in args.only.split(",") if n]
@@ -553,7 +555,7 @@ def main(argv: list[str] | None = None) -> int:
     for round_no in range(args.rounds):
         order = names[round_no % len(names) :] + names[: round_no % len(names)]
         for name in order:
-            result = run_one(name, args.jobs, timeout, args.linger, args.pin_bed)
+            result = run_one(name, args.jobs, timeout, args.linger, bed_cpus)
             failed += [f"{name}: {p}" for p in result.problems]
             if name not in best or result.seconds < best[name].seconds:
                 best[name] = result

@@ -49,7 +49,8 @@ def request_bytes(
     method: str, target: str, host: str, headers: dict[str, Any], body: bytes | None
 ) -> bytes | None:
     """The whole request `http.client` would send, or None when only it should send it."""
-    if not target.isascii() or _BAD_TARGET.search(target) or _BAD_METHOD.search(method):
+    bad_method = not method or _BAD_METHOD.search(method)
+    if bad_method or not target.isascii() or _BAD_TARGET.search(target):
         return None
     lines = [f"{method} {target} HTTP/1.1", f"Host: {host}", "Accept-Encoding: identity"]
     if body is not None:
@@ -59,13 +60,13 @@ def request_bytes(
     for name, value in headers.items():
         if type(value) is not str or name.lower() in _DERIVED:
             return None
+        if not name.isascii() or not _legal_name(name.encode()):
+            return None
         lines.append(f"{name}: {value}")
     lines += ("", "")
     head = "\r\n".join(lines)
     # Each line ends in the one CRLF put there: no name or value holds a CR or LF of its own.
     if head.count("\n") != len(lines) - 1 or head.count("\r") != len(lines) - 1:
-        return None
-    if not all(name.isascii() and _legal_name(name.encode()) for name in headers):
         return None
     try:
         data = head.encode("latin-1")

@@ -134,7 +134,7 @@ class Transport:
         for what it declines, through `http.client` as before.
         """
         host = host_header(conn.host, conn.port, conn.default_port)
-        data = request_bytes(method, url, host, headers, body) if method else None
+        data = request_bytes(method, url, host, headers, body)
         if data is None:
             http.client.HTTPConnection.request(conn, method, url, body, headers)
             return http.client.HTTPConnection.getresponse(conn)
