@@ -48,13 +48,16 @@ class Runner:
         self._reconcile = reconcile
         self._workers = workers
         self._informers = list(informers)
-        self._label = controller_label
         self._threads: list[threading.Thread] = []
         self._started = threading.Event()
         metrics.init_controller_metrics(controller_label)
         self._m_active = metrics.ACTIVE_WORKERS.labels(controller=controller_label)
         self._m_time = metrics.RECONCILE_TIME.labels(controller=controller_label)
         self._m_errors = metrics.RECONCILE_ERRORS.labels(controller=controller_label)
+        self._m_total = {
+            result: metrics.RECONCILE_TOTAL.labels(controller=controller_label, result=result)
+            for result in metrics.RECONCILE_RESULTS
+        }
         metrics.MAX_CONCURRENT_RECONCILES.labels(controller=controller_label).set(workers)
         self._m_active.set(0)
 
@@ -129,4 +132,4 @@ class Runner:
             self.queue.done(key)
 
     def _count(self, result: str) -> None:
-        metrics.RECONCILE_TOTAL.labels(controller=self._label, result=result).inc()
+        self._m_total[result].inc()
