@@ -177,3 +177,22 @@ def test_a_tick_does_not_count_the_frozen_objects(
     mocker.patch.object(fullgc.gc, "get_freeze_count", side_effect=AssertionError("O(frozen)"))
     collector = FullCollector(idle=lambda: True, synced=lambda: True, schedule=S)
     assert collector.tick() == COLLECT
+
+
+def test_a_freeze_only_schedule_freezes_without_walking_until_the_thaw(
+    spied: dict[str, Any],
+) -> None:
+    """The bed's schedule: a due collection is a freeze alone; the thaw still collects all."""
+    clock = Clock()
+    schedule = Schedule(interval=1, max_interval=1, thaw_interval=1800, collect=False)
+    collector = FullCollector(
+        idle=lambda: True, synced=lambda: True, schedule=schedule, clock=clock
+    )
+    assert collector.tick() == COLLECT
+    clock.now += 1
+    assert collector.tick() == COLLECT
+    assert spied["calls"] == ["freeze", "freeze"]
+    spied["calls"].clear()
+    clock.now += 1800
+    assert collector.tick() == THAW
+    assert spied["calls"] == ["unfreeze", "collect", "freeze"]
