@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from pytest_mock import MockerFixture
 
-from ascendjob_controller.localcluster import builtin, verbs
+from ascendjob_controller.localcluster import builtin, fastjson, verbs
 from ascendjob_controller.localcluster.registry import Registry
-from ascendjob_controller.localcluster.store import Store
+from ascendjob_controller.localcluster.store import Entry, Store
 from ascendjob_controller.localcluster.verbs import JSON_PATCH, MERGE_PATCH, STRATEGIC_PATCH, Api
 
 TEST_UID = {"op": "test", "path": "/metadata/uid", "value": "u"}
@@ -100,3 +100,62 @@ def test_a_status_patch_reaching_outside_status_changes_only_status() -> None:
     result = api.patch(builtin.PODS, "default", "p", MERGE_PATCH, patch, "status")
     assert result.entry.obj["status"]["phase"] == "Running"
     assert result.entry.obj["metadata"]["labels"] == {"a": "b"}
+
+
+SHARING_PATCHES = [
+    *((content_type, lambda uid, rv, make=make: make(uid)) for content_type, make in PATCHES),
+    # A value copied out of the spec, then changed inside status: the spec must not see it.
+    (JSON_PATCH, lambda uid, rv: [
+        {"op": "copy", "from": "/spec/containers/0", "path": "/status/copied"},
+        {"op": "replace", "path": "/status/copied/image", "value": "changed"},
+    ]),
+    (MERGE_PATCH, lambda uid, rv: {"status": {"conditions": [{"type": "Ready"}]},
+                                   "metadata": {"resourceVersion": rv}}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("content_type", "make_patch"), SHARING_PATCHES)
+def test_a_status_patch_leaves_the_stored_object_it_shares_with_as_it_was(
+    content_type: str, make_patch: Any
+) -> None:
+    """The patched copy shares the spec and metadata's contents with the stored pod
+    (Entry.copy_status); every stored version must still read as it was written."""
+    api, uid = _stored_pod()
+    before = api.store.get(builtin.PODS.group_resource, "default", "p")
+    assert before is not None
+    patch = make_patch(uid, before.obj["metadata"]["resourceVersion"])
+    result = api.patch(builtin.PODS, "default", "p", content_type, patch, "status")
+    assert result.entry is not before  # a write happened
+    assert fastjson.dumps(before.obj) == before.raw
+    after = result.entry
+    assert fastjson.dumps(after.obj) == after.raw
+    assert after.obj["spec"] == fastjson.loads(before.raw)["spec"]
+    assert after.obj.get("status", {}) is not before.obj.get("status")
+
+
+def test_a_custom_resource_status_patch_still_copies_the_whole_object(
+    mocker: MockerFixture,
+) -> None:
+    """A custom resource is pruned and defaulted whole on each write: no sharing for it."""
+    entry = Entry({"metadata": {"name": "x"}, "spec": {}, "status": {}}, b"{}")
+    sharing = mocker.patch.object(Entry, "copy_status")
+    copying = mocker.patch.object(Entry, "copy", return_value={"status": {}, "metadata": {}})
+    rt = mocker.Mock(builtin=False)
+    Api._patched(rt, entry, MERGE_PATCH, {"status": {"a": 1}}, status_only=True)
+    assert copying.call_count == 1
+    assert sharing.call_count == 0
+
+
+def test_a_binding_leaves_the_stored_object_it_shares_with_as_it_was() -> None:
+    """pods/binding copies the status and the spec's top level only (the node goes there)."""
+    api, _ = _stored_pod()
+    before = api.store.get(builtin.PODS.group_resource, "default", "p")
+    assert before is not None
+    api.bind("default", "p", {"target": {"name": "node-1"}})
+    after = api.store.get(builtin.PODS.group_resource, "default", "p")
+    assert after is not None and after is not before
+    assert fastjson.dumps(before.obj) == before.raw
+    assert "nodeName" not in before.obj["spec"]
+    assert after.obj["spec"]["nodeName"] == "node-1"
+    assert [c["type"] for c in after.obj["status"]["conditions"]] == ["PodScheduled"]
+    assert after.obj["spec"]["containers"] == before.obj["spec"]["containers"]
