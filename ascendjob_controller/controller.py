@@ -22,7 +22,12 @@ import structlog
 
 from ascendjob_controller import metrics
 from ascendjob_controller.job import plan as planning
-from ascendjob_controller.job.pod_view import compact_pod, decode_pod_list, planner_view
+from ascendjob_controller.job.pod_view import (
+    compact_pod,
+    decode_pod_event,
+    decode_pod_list,
+    planner_view,
+)
 from ascendjob_controller.job.types import JOB_NAME_LABEL
 from ascendjob_controller.kube.client import (
     ASCENDJOBS,
@@ -99,6 +104,7 @@ class AscendJobController:
             indexers=child_indexers,
             transform=compact_pod,
             list_decoder=decode_pod_list,
+            event_decoder=decode_pod_event,
         )
         self.services = self.factory.informer(
             SERVICES, label_selector=JOB_NAME_LABEL, indexers=child_indexers

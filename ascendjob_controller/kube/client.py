@@ -378,8 +378,12 @@ class KubeClient:
         timeout_seconds: int,
         allow_bookmarks: bool = True,
         read_timeout: float,
+        decode: Callable[[bytes], JSON] | None = None,
     ) -> WatchStream:
-        """Open a watch; iterate it for (type, object). 410 raises ApiError(410)."""
+        """Open a watch; iterate it for (type, object). 410 raises ApiError(410).
+
+        `decode` replaces `jsoncodec.loads` for each event line (an informer's decoder that
+        skips what its transform drops); it must give ERROR events their Status whole."""
         query = [
             ("watch", "true"),
             ("resourceVersion", resource_version),
@@ -400,7 +404,7 @@ class KubeClient:
             stream=True,
             verb="WATCH",
         )
-        return WatchStream(resp, read_timeout, on_silence=self.drop_idle_connections)
+        return WatchStream(resp, read_timeout, on_silence=self.drop_idle_connections, decode=decode)
 
     def drop_idle_connections(self) -> None:
         """Close every pooled connection not in use, so the next requests dial afresh.
@@ -735,11 +739,16 @@ class WatchStream:
     """
 
     def __init__(
-        self, resp: Any, read_timeout: float, on_silence: Callable[[], None] | None = None
+        self,
+        resp: Any,
+        read_timeout: float,
+        on_silence: Callable[[], None] | None = None,
+        decode: Callable[[bytes], JSON] | None = None,
     ) -> None:
         self._resp = resp
         self._read_timeout = read_timeout
         self._on_silence = on_silence
+        self._decode: Callable[[bytes], JSON] = decode or jsoncodec.loads
         self._lines = self._iter_lines()
         self._closed = False
 
@@ -751,7 +760,7 @@ class WatchStream:
             line = next(self._lines)
             if not line.strip():
                 continue
-            event = jsoncodec.loads(line)
+            event = self._decode(line)
             kind = event.get("type", "")
             obj = event.get("object") or {}
             if kind == "ERROR":

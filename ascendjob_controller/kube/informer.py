@@ -247,6 +247,7 @@ class Informer:
         backoff: tuple[float, float] = (0.8, 30.0),
         transform: Callable[[JSON], JSON] | None = None,
         list_decoder: Callable[[bytes], JSON] | None = None,
+        event_decoder: Callable[[bytes], JSON] | None = None,
     ) -> None:
         self.client = client
         self.resource = resource
@@ -256,6 +257,8 @@ class Informer:
         # Decodes a LIST page's body in place of json.loads; it may skip whatever the
         # transform drops (pod_view.decode_pod_list), so a page is never decoded in full.
         self._list_decoder = list_decoder
+        # The same for each watch event line (pod_view.decode_pod_event).
+        self._event_decoder = event_decoder
         self.label_selector = label_selector
         scopes: list[str | None] = list(namespaces) if namespaces else [namespace]
         self._scopes = scopes if resource.namespaced else [None]
@@ -398,6 +401,7 @@ class Informer:
             label_selector=self.label_selector,
             timeout_seconds=timeout,
             read_timeout=read_timeout,
+            decode=self._event_decoder,
         )
         with self._streams_lock:
             self._streams[scope] = stream
@@ -530,6 +534,7 @@ class InformerFactory:
         indexers: dict[str, IndexFunc] | None = None,
         transform: Callable[[JSON], JSON] | None = None,
         list_decoder: Callable[[bytes], JSON] | None = None,
+        event_decoder: Callable[[bytes], JSON] | None = None,
     ) -> Informer:
         with self._lock:
             key = (resource, label_selector)
@@ -545,6 +550,7 @@ class InformerFactory:
                     watch_read_timeout=self._watch_read_timeout,
                     transform=transform,
                     list_decoder=list_decoder,
+                    event_decoder=event_decoder,
                 )
                 self._informers[key] = informer
                 if self._started:

@@ -245,6 +245,70 @@ def test_the_pod_list_decoder_gives_compact_pod_what_the_full_decode_does(
     assert [compact_pod(p) for p in fast["items"]] == [compact_pod(p) for p in full["items"]]
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    statuses=st.lists(_container_status, max_size=3),
+    phase=st.sampled_from(["Pending", "Running", "Failed"]),
+    kind=st.sampled_from(["ADDED", "MODIFIED", "DELETED"]),
+    extra=st.dictionaries(
+        st.sampled_from(["metadata", "spec", "status", "x"]),
+        st.one_of(st.none(), st.integers(), st.text(max_size=3), st.lists(st.integers())),
+        max_size=1,
+    ),
+)
+def test_the_pod_event_decoder_gives_compact_pod_what_the_full_decode_does(
+    statuses: list[dict[str, Any]], phase: str, kind: str, extra: dict[str, Any]
+) -> None:
+    """decode_pod_event decodes a watch event's pod as decode_pod_list decodes a page's: the
+    compact pod and the event type are those of a full json.loads, malformed pods included."""
+    import json
+
+    from ascendjob_controller.job.pod_view import decode_pod_event
+
+    pod = noise(next(iter(running_world().pods.values())), 3)
+    pod["status"].update(phase=phase, containerStatuses=statuses)
+    pod.update(extra)
+    line = json.dumps({"type": kind, "object": pod}).encode()
+    fast, full = decode_pod_event(line), json.loads(line)
+    assert fast["type"] == kind
+    assert compact_pod(fast["object"]) == compact_pod(full["object"])
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        # A Status, whose code the informer reads (410: list again): kept whole.
+        {"type": "ERROR", "object": {"kind": "Status", "apiVersion": "v1", "metadata": {},
+         "status": "Failure", "message": "too old resource version: 1 (5)",
+         "reason": "Expired", "code": 410}},
+        {"type": "ERROR", "object": {"kind": "Status", "reason": "Expired", "code": 410}},
+        {"type": "BOOKMARK", "object": {"kind": "Pod", "apiVersion": "v1", "metadata": {
+            "resourceVersion": "12", "annotations": {"k8s.io/initial-events-end": "true"}}}},
+        {"type": "ADDED"},  # no object at all
+        {"type": ["not", "a", "string"], "object": {}},
+        {"object": {"metadata": {"name": "x"}}, "type": "SOMETHING-NEW"},
+    ],
+)  # fmt: skip
+def test_other_watch_events_are_decoded_whole(event: dict[str, Any]) -> None:
+    import json
+
+    from ascendjob_controller.job.pod_view import decode_pod_event
+
+    assert decode_pod_event(json.dumps(event).encode()) == event
+
+
+def test_the_pod_event_decoder_skips_what_compact_pod_drops() -> None:
+    import json
+
+    from ascendjob_controller.job.pod_view import decode_pod_event
+
+    pod = noise(next(iter(running_world().pods.values())), 4)
+    pod["metadata"]["managedFields"] = [{"manager": "kubelet", "fieldsV1": {"f:status": {}}}]
+    decoded = decode_pod_event(json.dumps({"type": "MODIFIED", "object": pod}).encode())
+    assert "managedFields" not in decoded["object"]["metadata"]
+    assert decoded["object"]["metadata"]["name"] == pod["metadata"]["name"]
+
+
 _small_json = st.recursive(
     st.one_of(
         st.none(),
