@@ -324,7 +324,7 @@ def decode_pod_event(line: bytes) -> dict[str, Any]:
     """One watch event line of the pod informer, its pod decoded as `decode_pod_list` decodes
     a page's (only what `compact_pod` reads: a whole pod's decode was most of the
     controller's JSON time); any other event (ERROR, BOOKMARK) or shape decoded whole."""
-    if _pod_list_decoder is not None:
+    if msgspec is not None:
         try:
             head = _event_head_decoder.decode(line)
             if isinstance(head.type, str) and head.type in _POD_EVENTS:

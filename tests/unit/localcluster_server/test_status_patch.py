@@ -3,7 +3,9 @@
 `verbs.only_status` decides when the patched copy can be the status write's object as it
 is; a wrong yes would let a status patch change the spec or metadata, so the table covers
 each way a patch could reach outside status, and the stored results of both paths are
-compared byte for byte.
+compared byte for byte. For a built-in kind that copy shares all but the status with the
+stored object (`Entry.copy_status`, also used by pods/binding): every stored version must
+still read as it was written.
 """
 
 from __future__ import annotations
