@@ -67,26 +67,26 @@ def test_memory_table_reports_rss_and_per_pod_cost(quick_output: str) -> None:
     bare = _row(quick_output, "python -c pass")[0]
     kube = _row(quick_output, "python -c 'import kubernetes'")[0]
     idle = _row(quick_output, "controller, idle")[0]
-    small = _row(quick_output, "controller, 100 Running pods cached")
-    large = _row(quick_output, "controller, 200 Running pods cached")
-    with_jobs = _row(quick_output, "controller, 200 Running pods + 100 finished jobs cached")
+    small = _row(quick_output, "controller, 1,000 Running pods cached")
+    large = _row(quick_output, "controller, 2,000 Running pods cached")
+    with_jobs = _row(quick_output, "controller, 2,000 Running pods + 100 finished jobs cached")
     assert 0 < bare < kube <= idle < small[0] and idle < large[0] and idle < with_jobs[0]
     for row in (small, large, with_jobs):
         assert row[0] <= row[1]  # RSS, then peak RSS
-    for pods in (100, 200):
+    for pods in ("1,000", "2,000"):
         per_pod, grown_mb, peak_per_pod = _row(
             quick_output, f"KiB per cached Running pod at {pods} pods:"
         )
         assert per_pod > 0 and grown_mb > 0 and peak_per_pod >= per_pod
     per_job = _row(quick_output, "KiB per cached finished AscendJob:")
-    assert per_job[1:] == [100, 200]  # jobs, over the 200-pod controller
+    assert per_job[1:] == [100, 2000]  # jobs, over the 2,000-pod controller
     # Cached objects generate no work: the loaded controllers only read.
     assert len(re.findall(r"API requests \(GET [0-9]+\);", quick_output)) == 3, quick_output
 
 
 @pytest.mark.slow  # runs the benchmark script in real subprocesses
 def test_informer_sync_is_reported(quick_output: str) -> None:
-    assert "LIST + sync of 200 Running pods" in quick_output
+    assert "LIST + sync of 2000 Running pods" in quick_output
     for label in ("Informer start -> has_synced", "plain paged LIST + json.loads"):
         best, median, rate = _row(quick_output, label)
         assert 0 <= best <= median and rate > 0
