@@ -20,7 +20,7 @@ from typing import Any
 
 import structlog
 
-from ascendjob_controller import metrics
+from ascendjob_controller import __version__, metrics
 from ascendjob_controller.job import plan as planning
 from ascendjob_controller.job.pod_view import (
     compact_pod,
@@ -37,6 +37,7 @@ from ascendjob_controller.kube.client import (
     ApiError,
     KubeClient,
     is_not_found,
+    user_agent,
 )
 from ascendjob_controller.kube.events import EventRecorder
 from ascendjob_controller.kube.expectations import Expectations
@@ -64,6 +65,9 @@ from ascendjob_controller.reconciler import (
 log = structlog.get_logger("ascendjob_controller.controller")
 
 QUEUE_NAME = "ascendjob"
+#: Who we are to the API server: the Events' source and the User-Agent's product, which
+#: names our entries in managedFields.
+COMPONENT = "ascendjob-controller"
 
 
 @dataclass(frozen=True)
@@ -114,7 +118,7 @@ class AscendJobController:
         )
         self.queue = RateLimitingQueue(QUEUE_NAME)
         self.expectations = Expectations(ttl=self.options.expectations_ttl)
-        self.recorder = EventRecorder(client)
+        self.recorder = EventRecorder(client, COMPONENT)
         self.ranktables = RankTableWriter(client, self.options.ranktable_dir)
         self.reconciler = JobReconciler(
             client,
@@ -304,7 +308,10 @@ def _connect(config: Any) -> KubeClient | None:
     """A client that has reached the API server and found the CRD, else None (logged)."""
     try:
         client = KubeClient.auto(
-            config.kubeconfig, qps=config.kube_api_qps, burst=config.kube_api_burst
+            config.kubeconfig,
+            qps=config.kube_api_qps,
+            burst=config.kube_api_burst,
+            user_agent=user_agent(COMPONENT, __version__),
         )
         check_cluster(client)
     except Exception as err:

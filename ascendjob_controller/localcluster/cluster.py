@@ -181,7 +181,9 @@ class LocalCluster:
             # In-process: the same handler code as over HTTP, without the round trips that
             # were a third of the bed's CPU (inprocess.py).
             self._kubelet = kubelet.SimulatedKubelet(
-                self.url, nodes=self.nodes, transport=DirectClient(self.state)
+                self.url,
+                nodes=self.nodes,
+                transport=DirectClient(self.state, user_agent=kubelet.USER_AGENT),
             )
             self._kubelet.register_node()
             self._kubelet.start()

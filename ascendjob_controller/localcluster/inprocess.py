@@ -59,7 +59,13 @@ class _DirectHandler(ApiHandler):
     """
 
     def __init__(
-        self, state: ServerState, method: str, path: str, body: bytes, content_type: str
+        self,
+        state: ServerState,
+        method: str,
+        path: str,
+        body: bytes,
+        content_type: str,
+        user_agent: str = "",
     ) -> None:
         self.server = _NoSocket(state)  # type: ignore[assignment]
         self.command = method
@@ -68,6 +74,8 @@ class _DirectHandler(ApiHandler):
         self.close_connection = False
         headers = http.client.HTTPMessage()
         headers["Accept"] = "application/json"
+        if user_agent:
+            headers["User-Agent"] = user_agent
         if body:
             headers["Content-Type"] = content_type
             headers["Content-Length"] = str(len(body))
@@ -89,10 +97,12 @@ class _DirectHandler(ApiHandler):
 
 
 class DirectClient:
-    """The kubelet's client for the local cluster: `request` as `kubelet._Http` has it."""
+    """The kubelet's client for the local cluster: `request` as `kubelet._Http` has it,
+    with the User-Agent it would send (the field manager of writes that name none)."""
 
-    def __init__(self, state: ServerState) -> None:
+    def __init__(self, state: ServerState, user_agent: str = "") -> None:
         self.state = state
+        self.user_agent = user_agent
 
     def request(
         self,
@@ -103,7 +113,7 @@ class DirectClient:
         decode: bool = True,
     ) -> tuple[int, Any]:
         payload = b"" if body is None else dumps(body)
-        handler = _DirectHandler(self.state, method, path, payload, content_type)
+        handler = _DirectHandler(self.state, method, path, payload, content_type, self.user_agent)
         handler._handle(method)
         code, raw = handler.answer
         try:

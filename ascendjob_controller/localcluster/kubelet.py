@@ -57,6 +57,10 @@ RUN_SECONDS_ANNOTATION = "sim.acjob.local/run-seconds"
 EXIT_CODE_ANNOTATION = "sim.acjob.local/exit-code"
 DEFAULT_RUN_SECONDS = 2.0
 HOST_IP = "172.18.0.2"
+#: As a real kubelet names itself (client-go's default User-Agent): the API server makes its
+#: writes' managedFields entries "kubelet", apart from the pod's creator (without one, both
+#: an anonymous creator and the kubelet were "unknown", and their entries merged).
+USER_AGENT = "kubelet/v1.37.2 (linux/amd64) kubernetes/0000000"
 PODGROUPS_PATH = "/apis/scheduling.volcano.sh/v1beta1/podgroups"
 
 
@@ -227,7 +231,7 @@ class _Http:
         return ctx
 
     def headers(self) -> dict[str, str]:
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
         if self.credentials.token:
             headers["Authorization"] = f"Bearer {self.credentials.token}"
         return headers

@@ -49,6 +49,10 @@ from hack.peers.lifecycle import (
 
 JSON = dict[str, Any]
 SHARDS = 4
+#: Every real client names itself (client-go and the official Python client always do); the
+#: API server files its writes' managedFields under this product name. Without one the
+#: local cluster filed them as "unknown", which merged them with any other anonymous writer.
+USER_AGENT = "perfect-client/v1.0 (linux/amd64) python"
 WATCH_SECONDS = 1800
 
 
@@ -78,7 +82,9 @@ class Api:
     ) -> tuple[int, JSON]:
         ctype = "application/merge-patch+json" if patch else "application/json"
         data = json.dumps(body).encode() if body is not None else None
-        self.conn.request(method, path, body=data, headers={"Content-Type": ctype})
+        self.conn.request(
+            method, path, body=data, headers={"Content-Type": ctype, "User-Agent": USER_AGENT}
+        )
         resp = self.conn.getresponse()
         raw = resp.read()
         return resp.status, (json.loads(raw) if raw else {})

@@ -107,6 +107,37 @@ def test_sigterm_releases_the_lease_and_exits_0(bare_cluster: Any, start_control
     assert controller.stderr_path.read_text() == ""
 
 
+def test_the_api_server_files_our_writes_under_our_name(
+    bare_cluster: Any, kubectl_bin: str, start_controller: Start
+) -> None:
+    """The User-Agent names the controller, as client-go's does, so the API server's
+    managedFields (and audit log) say who wrote: not the official client's "OpenAPI-Generator"."""
+    from kubernetes import client as k8s
+
+    controller = start_controller(bare_cluster)
+    controller.wait_ready()
+    kubectl_apply(kubectl_bin, bare_cluster, "-f", "-", stdin=small_job("ship-agent", 1))
+    job = wait_job(bare_cluster, "ship-agent", ("Created", "Running", "Succeeded"))
+    core = k8s.CoreV1Api(bare_cluster.api_client())
+    selector = "training.kubeflow.org/job-name=ship-agent"
+
+    def pods() -> list[Any]:
+        return list(core.list_namespaced_pod("default", label_selector=selector).items)
+
+    controller.wait_for(lambda: len(pods()) == 2, 60, "the job's two pods")
+    for pod in pods():
+        ours = [
+            (m.manager, m.operation, m.subresource or "")
+            for m in pod.metadata.managed_fields
+            if m.manager == "ascendjob-controller"
+        ]
+        assert ours == [("ascendjob-controller", "Update", "")], pod.metadata.managed_fields
+    status_writers = {
+        m["manager"] for m in job["metadata"]["managedFields"] if m.get("subresource") == "status"
+    }
+    assert status_writers == {"ascendjob-controller"}, job["metadata"]["managedFields"]
+
+
 def test_logs_are_json_lines_with_the_fields(
     local_cluster: Any, kubectl_bin: str, start_controller: Start
 ) -> None:

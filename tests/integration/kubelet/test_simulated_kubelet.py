@@ -17,6 +17,7 @@ import pytest
 from kubernetes import client
 
 from ascendjob_controller.localcluster.kubelet import (
+    USER_AGENT,
     SimulatedKubelet,
     exit_code_for_run,
     parse_exit_codes,
@@ -36,7 +37,7 @@ def kubelet(bare_cluster: Any, request: pytest.FixtureRequest) -> Iterator[Simul
             pytest.skip("in-process serving is the local cluster's")
         from ascendjob_controller.localcluster.inprocess import DirectClient
 
-        transport = DirectClient(bare_cluster.state)
+        transport = DirectClient(bare_cluster.state, user_agent=USER_AGENT)
     k = SimulatedKubelet(
         bare_cluster.url, credentials=bare_cluster.credentials(), transport=transport
     )
@@ -141,6 +142,20 @@ def test_pod_runs_to_success(kubelet: SimulatedKubelet, core: client.CoreV1Api) 
         assert term.exit_code == 0 and term.reason == "Completed"
         assert term.started_at is not None and term.finished_at is not None
         assert cs.restart_count == 0
+
+
+def test_writes_are_filed_under_the_kubelet(
+    kubelet: SimulatedKubelet, core: client.CoreV1Api
+) -> None:
+    """A real kubelet's User-Agent makes its managedFields entries "kubelet", apart from the
+    pod's creator (here the official client, "OpenAPI-Generator")."""
+    name = unique("agent")
+    make_pod(core, name, containers=1)
+    pod = wait_for(phase_is(core, name, "Succeeded"), "Succeeded")
+    entries = {(m.manager, m.subresource or "") for m in pod.metadata.managed_fields}
+    assert ("kubelet", "status") in entries, entries
+    assert ("OpenAPI-Generator", "") in entries, entries
+    assert not any(manager == "unknown" for manager, _ in entries), entries
 
 
 def test_running_pod_is_ready(kubelet: SimulatedKubelet, core: client.CoreV1Api) -> None:
