@@ -385,15 +385,14 @@ def verify(url: str, jobs: int, watch: StateWatch, codes: dict[str, int]) -> lis
     try:
         services = client.must("GET", SERVICES_PATH)["items"]
         pods = client.must("GET", bc.PODS_PATH)["items"]
-        uids = {
-            j["metadata"]["name"]: j["metadata"]["uid"]
-            for j in client.must("GET", bc.JOBS_PATH)["items"]
-        }
+        stored = client.must("GET", bc.JOBS_PATH)["items"]
     finally:
         client.close()
+    uids = {j["metadata"]["name"]: j["metadata"]["uid"] for j in stored}
     if services:
         problems.append(f"{len(services)} Services left, e.g. {services[0]['metadata']['name']}")
     problems += _check_pods(pods, uids)
+    problems += _check_replica_statuses(stored)
     for resource, per_job in (("services", 1), ("pods", 2)):
         made = _successful_creates(codes, resource)
         if made != per_job * jobs:
@@ -401,6 +400,24 @@ def verify(url: str, jobs: int, watch: StateWatch, codes: dict[str, int]) -> lis
     deleted = codes.get("delete services 200", 0)
     if deleted != jobs:
         problems.append(f"{deleted} Service deletes succeeded for {jobs} jobs")
+    return problems
+
+
+def _check_replica_statuses(jobs: list[dict[str, Any]]) -> list[str]:
+    """Every finished job's status has replicaStatuses (mandatory in the API reference) that
+    count each replica type's pods as Succeeded, none active or failed."""
+    problems = []
+    for job in jobs:
+        name = job["metadata"]["name"]
+        counts = (job.get("status") or {}).get("replicaStatuses") or {}
+        for rtype, spec in (job.get("spec") or {}).get("replicaSpecs", {}).items():
+            seen = counts.get(rtype) or {}
+            want = {"active": 0, "succeeded": int(spec.get("replicas", 1)), "failed": 0}
+            if {k: seen.get(k) for k in want} != want:
+                problems.append(f"job {name}: replicaStatuses.{rtype} is {seen or 'missing'}")
+                break
+        if len(problems) > 3:
+            break
     return problems
 
 

@@ -46,8 +46,11 @@ from hack.peers.lifecycle import (
     RANK,
     RUNNING,
     TERMINAL,
+    TYPE_LABEL,
     VERSION,
     pod_body,
+    replica_statuses,
+    replica_types,
     replicas,
     service_body,
     service_name,
@@ -110,18 +113,27 @@ def configure(settings: kopf.OperatorSettings, **_: Any) -> None:
     settings.persistence.progress_storage = kopf.AnnotationsProgressStorage()
 
 
+#: A pod as the indexes keep it: (name, replica-type label, phase).
+PodEntry = tuple[str, str | None, str | None]
+#: A job as the indexes keep it: (pods it asks for, its replica types, state in its status).
+JobEntry = tuple[int, tuple[str, ...], str | None]
+
+
 @kopf.index("pods", labels={JOB_LABEL: kopf.PRESENT})
 def pod_phases(
     namespace: str | None, name: str, labels: Mapping[str, str], status: Mapping[str, Any], **_: Any
-) -> dict[JobKey, tuple[str, str | None]]:
-    return {(namespace or "", labels[JOB_LABEL]): (name, status.get("phase"))}
+) -> dict[JobKey, PodEntry]:
+    entry = (name, labels.get(TYPE_LABEL), status.get("phase"))
+    return {(namespace or "", labels[JOB_LABEL]): entry}
 
 
 @kopf.index(GROUP, VERSION, PLURAL)
 def job_states(
     namespace: str | None, name: str, body: kopf.Body, status: Mapping[str, Any], **_: Any
-) -> dict[JobKey, tuple[int, str | None]]:
-    return {(namespace or "", name): (len(replicas(dict(body))), state_of_status(dict(status)))}
+) -> dict[JobKey, JobEntry]:
+    job = dict(body)
+    entry = (len(replicas(job)), tuple(replica_types(job)), state_of_status(dict(status)))
+    return {(namespace or "", name): entry}
 
 
 def furthest(a: str | None, b: str | None) -> str | None:
@@ -129,10 +141,11 @@ def furthest(a: str | None, b: str | None) -> str | None:
     return a if RANK[a] >= RANK[b] else b
 
 
-def write_state(key: JobKey, state: str) -> None:
-    """Patch the status to `state`; on a finished job delete its Service. Caller holds the lock."""
+def write_state(key: JobKey, state: str, counts: dict[str, Any]) -> None:
+    """Patch the status to `state` with the pods' `counts` (replicaStatuses); on a finished
+    job delete its Service. Caller holds the lock."""
     namespace, name = key
-    body = status_patch(state, f"{namespace}/{name}", ran=key in _ledger.ran)
+    body = status_patch(state, f"{namespace}/{name}", ran=key in _ledger.ran, replica_status=counts)
     clients().custom.patch_namespaced_custom_object_status(
         GROUP, VERSION, namespace, PLURAL, name, body
     )
@@ -179,7 +192,7 @@ def create_children(
             logger.info("Job already finished: nothing to create.")
             return
         if known is None:
-            write_state(key, CREATED)
+            write_state(key, CREATED, replica_statuses(name, replica_types(job), []))
         cluster_ip = create_service(body, namespace)
         for rtype, index in replicas(job):
             pod = pod_body(job, rtype, index, cluster_ip)
@@ -195,19 +208,19 @@ def create_children(
 def pod_changed(namespace: str | None, labels: Mapping[str, str], **kwargs: Any) -> None:
     """Move the job's status forward when its pods' phases say so."""
     # kopf passes each index as a keyword argument named after its function.
-    pod_phases: kopf.Index[JobKey, tuple[str, str | None]] = kwargs["pod_phases"]
-    job_states: kopf.Index[JobKey, tuple[int, str | None]] = kwargs["job_states"]
+    pod_phases: kopf.Index[JobKey, PodEntry] = kwargs["pod_phases"]
+    job_states: kopf.Index[JobKey, JobEntry] = kwargs["job_states"]
     assert namespace is not None, "pods are namespaced"
     key = (namespace, labels[JOB_LABEL])
     with _ledger.locked(key):
-        jobs: Collection[tuple[int, str | None]] = job_states.get(key, [])
+        jobs: Collection[JobEntry] = job_states.get(key, [])
         if not jobs:
             return  # the job is gone (or not yet seen): nothing to write to
-        desired, stored = next(iter(jobs))
+        desired, types, stored = next(iter(jobs))
         known = furthest(_ledger.written(key), stored)
         if known is None:
             return  # the create handler has not run yet: it writes Created first
-        phases = [phase for _, phase in pod_phases.get(key, [])]
-        state = state_of(phases, desired)
+        pods = [(rtype, phase) for _, rtype, phase in pod_phases.get(key, [])]
+        state = state_of([phase for _, phase in pods], desired)
         if RANK[state] > RANK[known]:
-            write_state(key, state)
+            write_state(key, state, replica_statuses(key[1], types, pods))

@@ -3,10 +3,13 @@
 The peers do the lifecycle our controller does for the benchmark's job (a Master and a Worker,
 restartPolicy Never, cleanPodPolicy Running): the leader Service, one pod per replica, status
 Created -> Running -> Succeeded (or Failed) as conditions with `conditions[-1].type` the state,
-and the Service deleted once the job is finished. The bodies carry what our pods minimally
-carry (ascendjob_controller/job/desired.py): the deterministic names `<job>-<rtype>-<index>`,
-the `training.kubeflow.org/*` and short `job-name` labels, the template's annotations, the
-torch rendezvous env pointing at the Service's ClusterIP, restartPolicy Never.
+and the Service deleted once the job is finished. Every status write also carries
+`replicaStatuses`, which the API reference makes mandatory beside the conditions: a status
+without it is not one a conforming controller may write, so no peer leaves it out. The
+bodies carry what our pods minimally carry (ascendjob_controller/job/desired.py): the
+deterministic names `<job>-<rtype>-<index>`, the `training.kubeflow.org/*` and short
+`job-name` labels, the template's annotations, the torch rendezvous env pointing at the
+Service's ClusterIP, restartPolicy Never.
 
 Kept free of `ascendjob_controller` and `kubernetes` imports on purpose: the perfect client
 imports only this and the standard library, so its RSS is that of a minimal client.
@@ -192,9 +195,41 @@ def conditions(state: str, job_key: str, ran: bool, stamp: str) -> list[JSON]:
     return out
 
 
-def status_patch(state: str, job_key: str, ran: bool) -> JSON:
-    """A merge patch for the status subresource: the conditions list is replaced whole."""
-    status: JSON = {"conditions": conditions(state, job_key, ran, now())}
+def replica_types(job: JSON) -> list[str]:
+    """The job's replica types, as its spec names them."""
+    return sorted((job.get("spec") or {}).get("replicaSpecs") or {})
+
+
+def replica_statuses(
+    job_name: str, types: Iterable[str], pods: Iterable[tuple[str | None, str | None]]
+) -> JSON:
+    """`status.replicaStatuses` from the job's pods, given as (replica-type label, phase).
+
+    Counted as our controller counts (job/status.py): a Running pod is active, Succeeded and
+    Failed ones are counted as such, a Pending one not at all; each with the label selector
+    that finds that type's pods.
+    """
+    seen = list(pods)
+    out: JSON = {}
+    for rtype in types:
+        label = rtype.lower()
+        phases = [phase for pod_type, phase in seen if pod_type == label]
+        out[rtype] = {
+            "active": phases.count(RUNNING),
+            "succeeded": phases.count(SUCCEEDED),
+            "failed": phases.count(FAILED),
+            "labelSelector": {"matchLabels": {JOB_LABEL: job_name, TYPE_LABEL: label}},
+        }
+    return out
+
+
+def status_patch(state: str, job_key: str, ran: bool, replica_status: JSON) -> JSON:
+    """A merge patch for the status subresource: the conditions list is replaced whole, and
+    `replicaStatuses` (mandatory, as the conditions are) says what the pods were doing."""
+    status: JSON = {
+        "conditions": conditions(state, job_key, ran, now()),
+        "replicaStatuses": replica_status,
+    }
     if state in TERMINAL:
         status["completionTime"] = now()
     return {"status": status}

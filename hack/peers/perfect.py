@@ -36,9 +36,12 @@ from hack.peers.lifecycle import (
     RANK,
     RUNNING,
     TERMINAL,
+    TYPE_LABEL,
     VERSION,
     owner_reference,
     pod_body,
+    replica_statuses,
+    replica_types,
     replicas,
     service_body,
     service_name,
@@ -98,6 +101,9 @@ class Job:
     decided: str | None = None
     written: str | None = None
     ran: bool = False  # Running was written, so a finished job sets it False as ours does
+    #: The replicaStatuses of the pods as they were when `decided` last moved (set first, so
+    #: a shard that reads `decided` then this sees counts at least as new as the state).
+    counts: JSON = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -170,7 +176,8 @@ class Perfect:
     paths: Paths
     events: queue.Queue[Any] = field(default_factory=queue.Queue)
     jobs: dict[str, Job] = field(default_factory=dict)
-    phases: dict[str, dict[str, str | None]] = field(default_factory=dict)  # job -> pod -> phase
+    # job -> pod -> (replica-type label, phase)
+    phases: dict[str, dict[str, tuple[str | None, str | None]]] = field(default_factory=dict)
     shards: list[queue.Queue[tuple[str, Job]]] = field(default_factory=list)
 
     def run(self) -> None:
@@ -204,6 +211,7 @@ class Perfect:
             return  # our own status writes coming back: nothing the plan reads changed
         state = state_of_status(obj.get("status"))
         job = Job(obj, decided=state or CREATED, written=state, ran=state == RUNNING)
+        job.counts = replica_statuses(name, replica_types(obj), [])
         self.jobs[name] = job
         if state not in TERMINAL:
             self._submit("start", job)
@@ -218,7 +226,8 @@ class Perfect:
         if etype == "DELETED":
             pods.pop(meta["name"], None)
         else:
-            pods[meta["name"]] = (obj.get("status") or {}).get("phase")
+            rtype = (meta.get("labels") or {}).get(TYPE_LABEL)
+            pods[meta["name"]] = (rtype, (obj.get("status") or {}).get("phase"))
         job = self.jobs.get(job_name)
         if job is not None:
             self._decide(job)
@@ -226,8 +235,10 @@ class Perfect:
     def _decide(self, job: Job) -> None:
         """Move `decided` forward only; queue a status write when it moved."""
         pods = self.phases.get(job.name, {})
-        state = state_of(pods.values(), len(replicas(job.body))) if pods else CREATED
+        phases = [phase for _, phase in pods.values()]
+        state = state_of(phases, len(replicas(job.body))) if pods else CREATED
         if RANK[state] > RANK[job.decided]:
+            job.counts = replica_statuses(job.name, replica_types(job.body), pods.values())
             job.decided = state
             self._submit("sync", job)
 
@@ -262,7 +273,7 @@ class Perfect:
         if target is None or RANK[target] <= RANK[job.written]:
             return
         key = f"{self.paths.namespace}/{job.name}"
-        body = status_patch(target, key, ran=job.ran)
+        body = status_patch(target, key, ran=job.ran, replica_status=job.counts)
         code, out = api.call("PATCH", f"{self.paths.jobs}/{job.name}/status", body, patch=True)
         if code >= 300:
             raise RuntimeError(f"status of {job.name}: {code} {out}")
