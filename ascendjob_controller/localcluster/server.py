@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl, urlsplit
 import yaml
 
 from ascendjob_controller.kube.response_headers import parse_header_lines, read_header_lines
-from ascendjob_controller.localcluster import fastjson
+from ascendjob_controller.localcluster import builtin, fastjson
 from ascendjob_controller.localcluster.errors import (
     ApiError,
     bad_request,
@@ -34,6 +34,7 @@ from ascendjob_controller.localcluster.errors import (
     path_not_found,
     unsupported_media_type,
 )
+from ascendjob_controller.localcluster.eventsview import EventsView
 from ascendjob_controller.localcluster.faults import Faults, resource_matches
 from ascendjob_controller.localcluster.registry import Registry
 from ascendjob_controller.localcluster.resources import ResourceType
@@ -91,10 +92,11 @@ class ServerState:
     counts_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def api_for(self, rt: ResourceType) -> Any:
-        """The Api, or the events.k8s.io view of its core Event storage."""
-        from ascendjob_controller.localcluster import builtin
-        from ascendjob_controller.localcluster.eventsview import EventsView
+        """The Api, or the events.k8s.io view of its core Event storage.
 
+        Every request asks, so the imports are module-level: two `from ... import` statements
+        here cost about 10 us a request (the import machinery runs even for loaded modules).
+        """
         return EventsView(self.api) if rt is builtin.NEW_EVENTS else self.api
 
     def count(self, verb: str, resource: str) -> None:
@@ -851,8 +853,6 @@ class ApiHandler(BaseHTTPRequestHandler):
 
 def _storage_type(rt: ResourceType) -> ResourceType:
     """Where a resource's objects are stored: events.k8s.io Events are core/v1 Events."""
-    from ascendjob_controller.localcluster import builtin
-
     return builtin.EVENTS if rt is builtin.NEW_EVENTS else rt
 
 

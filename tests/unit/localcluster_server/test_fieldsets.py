@@ -255,3 +255,45 @@ def test_compare_scalar_shortcut_matches_the_general_walk(
         mp.setattr(fieldsets, "_scalar", lambda value: False)
         slow = fieldsets.compare(old, new, POD)
     assert (fast.added, fast.modified, fast.removed) == (slow.added, slow.modified, slow.removed)
+
+
+def test_the_empty_objects_are_shared_and_never_changed_by_the_writes_that_read_them() -> None:
+    """`_empty_like` hands out the templates themselves (no copy): every way a write reads
+    one (a create, an update from nothing, an apply) must leave it as it was."""
+    import copy
+
+    from ascendjob_controller.localcluster import builtin
+    from ascendjob_controller.localcluster.registry import Registry
+    from ascendjob_controller.localcluster.store import Store
+    from ascendjob_controller.localcluster.verbs import Api
+
+    before = copy.deepcopy(managedfields.EMPTY_OBJECTS)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}
+    assert managedfields._empty_like(pod) is managedfields.EMPTY_OBJECTS[("Pod", "")]
+    api = Api(Store(), Registry())
+    api.create(builtin.NAMESPACES, "", {"metadata": {"name": "default"}})
+    api.create(
+        builtin.PODS,
+        "default",
+        {**pod, "spec": {"containers": [{"name": "c", "image": "i"}]}, "status": {"x": 1}},
+    )
+    event = {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": "e"},
+        "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"},
+        "reason": "R",
+        "source": {"component": "c"},
+        "reportingComponent": "c",
+    }
+    api.create(builtin.EVENTS, "default", event)
+    record_update(None, {**pod, "spec": {"nodeName": "n"}}, POD, Write("m", "v1", "", True))
+    managedfields.record_apply(
+        None,
+        {**pod, "metadata": {"name": "p", "labels": {"a": "b"}}},
+        {**pod, "metadata": {"name": "p", "labels": {"a": "b"}}, "spec": {"containers": None}},
+        POD,
+        Write("m", "v1", "", True),
+        force=False,
+    )
+    assert before == managedfields.EMPTY_OBJECTS
