@@ -37,6 +37,7 @@ import http.client
 import itertools
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -517,6 +518,30 @@ def report(results: list[Result], rounds: int, linger: float, pin_bed: bool = Fa
         print(f"    {r.name}: {verdict} ({r.conflicts} creates answered 409 AlreadyExists)")
 
 
+def round_ratios(ours: list[float], peer: list[float]) -> list[float]:
+    """ours / peer jobs/s of each round (the two ran one after the other in that round)."""
+    return [a / b for a, b in zip(ours, peer, strict=True) if b > 0]
+
+
+def report_rounds(rates: dict[str, list[float]]) -> None:
+    """Every round's jobs/s, and ours / perfect round by round with its median: the table
+    keeps each contender's fastest round, and this shows how far one run's rounds spread on
+    a shared machine (the ratios move more between rounds than most changes move them)."""
+    if len(next(iter(rates.values()), [])) < 2:
+        return
+    print("  jobs/s round by round (each round runs every contender once, in rotated order):")
+    for name, values in rates.items():
+        print(f"    {name}: " + " ".join(f"{v:.1f}" for v in values))
+    if "ours" in rates and "perfect" in rates:
+        each = round_ratios(rates["ours"], rates["perfect"])
+        if each:
+            print(
+                "    ours / perfect per round: "
+                + " ".join(f"x{r:.2f}" for r in each)
+                + f" (median x{statistics.median(each):.2f})"
+            )
+
+
 def _machine_line() -> str:
     from importlib.metadata import version
 
@@ -568,15 +593,18 @@ def main(argv: list[str] | None = None) -> int:
     print(_machine_line(), flush=True)
     timeout = 120.0 + 2.0 * args.jobs
     best: dict[str, Result] = {}
+    rates: dict[str, list[float]] = {name: [] for name in names}
     failed: list[str] = []
     for round_no in range(args.rounds):
         order = names[round_no % len(names) :] + names[: round_no % len(names)]
         for name in order:
             result = run_one(name, args.jobs, timeout, args.linger, bed_cpus)
             failed += [f"{name}: {p}" for p in result.problems]
+            rates[name].append(result.jobs_per_s)
             if name not in best or result.seconds < best[name].seconds:
                 best[name] = result
     report([best[n] for n in names], args.rounds, args.linger, args.pin_bed)
+    report_rounds(rates)
     print(_machine_line().replace("machine:", "after the run:"), flush=True)
     return 1 if failed else 0
 
