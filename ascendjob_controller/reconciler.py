@@ -588,7 +588,10 @@ class JobReconciler:
         kind = body.get("kind", "")
         resource = _RESOURCE_BY_KIND[kind]
         try:
-            created = self._client.create(resource, body["metadata"]["namespace"], body)
+            # A Service's answer carries its ClusterIP for the pods; a pod's is never read.
+            created = self._client.create(
+                resource, body["metadata"]["namespace"], body, decode=kind != "Pod"
+            )
         except Exception as err:
             self._expectations.creation_failed(key, _body_key(body))
             if is_already_exists(err):

@@ -433,11 +433,15 @@ class KubeClient:
         timeout: float | None = None,
         retries: int | None = None,
         read_back: bool = True,
+        decode: bool = True,
     ) -> JSON:
         """POST `body`. An attempt whose answer was lost is never blindly re-sent: the name is
         read back first (`read_back`), or, for callers that may not GET the resource (the
         event recorder has only create and patch), re-sent and an AlreadyExists taken as the
-        lost attempt having landed, in which case `body` itself is returned."""
+        lost attempt having landed, in which case `body` itself is returned.
+
+        `decode=False` is for callers that do not read the created object (a pod is ~9 KB of
+        JSON): the answer's body is not decoded and `{}` comes back; errors are as ever."""
         name = (body.get("metadata") or {}).get("name")
         path = res.api_path(namespace)
         attempts = (self.max_retries if retries is None else retries) + 1
@@ -445,7 +449,13 @@ class KubeClient:
         for attempt in range(attempts):
             try:
                 return self._json(
-                    "POST", path, body=body, idempotent=False, timeout=timeout, retries=retries
+                    "POST",
+                    path,
+                    body=body,
+                    idempotent=False,
+                    timeout=timeout,
+                    retries=retries,
+                    decode=decode,
                 )
             except ApiError as e:
                 if ambiguous and is_already_exists(e) and name:
@@ -570,6 +580,7 @@ class KubeClient:
         idempotent: bool,
         timeout: Timeout | None = None,
         retries: int | None = None,
+        decode: bool = True,
     ) -> JSON:
         resp = self._request(
             method,
@@ -582,7 +593,7 @@ class KubeClient:
             retries=retries,
         )
         data = resp.data
-        return jsoncodec.loads(data) if data else {}
+        return jsoncodec.loads(data) if data and decode else {}
 
     def _request(
         self,

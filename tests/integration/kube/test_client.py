@@ -203,6 +203,24 @@ def test_errors_that_are_not_transient_are_not_retried(bare_cluster: Any) -> Non
 
 
 @pytest.mark.local_only("injects faults through the embedded server's hooks")
+def test_create_without_decoding_returns_nothing_but_creates_and_still_raises(
+    bare_cluster: Any, mocker: Any
+) -> None:
+    """`decode=False`: the object is created, its answer is not decoded (no JSON decode is
+    called for it), `{}` comes back, and a refusal still raises."""
+    from ascendjob_controller.kube import jsoncodec
+
+    client = make_client(bare_cluster)
+    ns = fresh_namespace(client)
+    loads = mocker.spy(jsoncodec, "loads")
+    assert client.create(CONFIGMAPS, ns, configmap("quiet"), decode=False) == {}
+    assert loads.call_count == 0
+    assert client.get(CONFIGMAPS, ns, "quiet")["data"] == {"k": "v"}
+    with pytest.raises(ApiError) as exc:
+        client.create(CONFIGMAPS, ns, configmap("quiet"), decode=False)
+    assert is_already_exists(exc.value)
+
+
 def test_create_failing_with_5xx_is_read_back_not_blindly_resent(bare_cluster: Any) -> None:
     client = make_client(bare_cluster)
     ns = fresh_namespace(client)

@@ -34,7 +34,13 @@ class FakeEventsApi:
         self.lock = threading.Lock()
 
     def create(
-        self, res: Resource, namespace: str, body: dict[str, Any], *, read_back: bool = True
+        self,
+        res: Resource,
+        namespace: str,
+        body: dict[str, Any],
+        *,
+        read_back: bool = True,
+        decode: bool = True,
     ) -> dict[str, Any]:
         assert not read_back, "the recorder may not GET events (no `get` in the ClusterRole)"
         self.gate.wait(30)
@@ -43,7 +49,7 @@ class FakeEventsApi:
             if self.fail:
                 raise ApiError(500, "InternalError", "boom")
             self.events[body["metadata"]["name"]] = dict(body)
-            return body
+            return body if decode else {}  # as KubeClient: nothing decoded, nothing returned
 
     def patch(self, res: Resource, namespace: str, name: str, body: dict[str, Any]) -> Any:
         self.gate.wait(30)
