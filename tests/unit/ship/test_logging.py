@@ -161,3 +161,18 @@ def test_no_caller_thread_or_process_is_looked_up_for_a_line(stream: io.StringIO
     for record in records:
         assert (record.funcName, record.lineno) == ("(unknown function)", 0)
         assert record.threadName is None and record.processName is None
+
+
+def test_our_lines_are_rendered_once_and_written_as_rendered(
+    stream: io.StringIO, mocker: Any
+) -> None:
+    """structlog renders its own lines; the handler's formatter writes them as they are
+    (no copy of the record, no second run of the chain), and still formats the libraries'."""
+    logs.configure("json", "info", stream=stream)
+    copies = mocker.spy(logging, "makeLogRecord")
+    logs.get_logger("ascendjob_controller.t").info("ours", n=1)
+    assert copies.call_count == 0
+    logging.getLogger("some.library").info("theirs")
+    assert copies.call_count == 1  # ProcessorFormatter's copy, for a foreign record only
+    ours, theirs = lines(stream)
+    assert (ours["event"], ours["n"], theirs["event"]) == ("ours", 1, "theirs")
