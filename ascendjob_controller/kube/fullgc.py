@@ -14,8 +14,9 @@ to a quiet moment instead:
   collection. The young generations are collected as before (a few ms at most), so
   short-lived cycles are still freed at once; acyclic garbage never waits for a collector at
   all (reference counting frees it).
-- `FullCollector` collects once the caches have synced, then whenever `interval` has passed
-  and the work queue is idle (or `max_interval` has passed, idle or not), and after each
+- `FullCollector` collects once the caches have synced and the work queue is first idle
+  (or `max_interval` after start, idle or not), then whenever `interval` has passed and the
+  work queue is idle (or `max_interval` has passed, idle or not), and after each
   collection freezes what survived (`gc.freeze`): objects that lived through a full
   collection are the cache and the process's own, and no later collection walks them again,
   so each pause covers only what was allocated since the last. Frozen objects are still
@@ -82,11 +83,18 @@ def decide(
 ) -> str:
     """NOTHING, COLLECT (the unfrozen objects) or THAW (all of them); a pure decision.
 
-    `since_collect` is None until the first collection, which waits for the caches to sync.
+    `since_collect` is None until the first collection, which waits for the caches to sync
+    and then, like the others, for an idle moment, but never past `max_interval` after start
+    (`since_thaw`, which counts from start until the first thaw). A controller that starts
+    with work (the resync of every job after a restart, a burst of new jobs) does it first:
+    the first collection held every thread for 30-70 ms in the middle of the peers
+    benchmark's burst, and freed nothing. Nothing walks the old generation meanwhile, so
+    waiting costs nothing.
     A thaw waits for an idle moment past `thaw_interval`, but never past twice that.
     """
     if since_collect is None:
-        return COLLECT if synced else NOTHING
+        first_due = idle or since_thaw >= schedule.max_interval
+        return COLLECT if synced and first_due else NOTHING
     if since_thaw >= 2 * schedule.thaw_interval or (idle and since_thaw >= schedule.thaw_interval):
         return THAW
     if since_collect >= schedule.max_interval or (idle and since_collect >= schedule.interval):

@@ -33,10 +33,15 @@ S = Schedule(interval=60, max_interval=300, thaw_interval=1800)
 @pytest.mark.parametrize(
     ("since_collect", "since_thaw", "idle", "synced", "expected"),
     [
-        # The first collection (and freeze) waits for the caches, then runs at once.
+        # The first collection (and freeze) waits for the caches, then for an idle moment
+        # (a controller starting with work does that first)...
         (None, 0, True, False, NOTHING),
-        (None, 0, False, True, COLLECT),
-        (None, 5000, False, True, COLLECT),
+        (None, 0, False, True, NOTHING),
+        (None, 0, True, True, COLLECT),
+        (None, 299.9, False, True, NOTHING),
+        # ...but not past max_interval after start (since_thaw counts from start).
+        (None, 300, False, True, COLLECT),
+        (None, 5000, False, False, NOTHING),
         # Then one per interval, at an idle moment...
         (59.9, 100, True, True, NOTHING),
         (60, 100, True, True, COLLECT),
@@ -115,8 +120,12 @@ def test_the_collector_freezes_after_sync_then_collects_when_due(spied: dict[str
     )
     assert collector.tick() == NOTHING  # caches not synced yet
     state["synced"] = True
+    assert collector.tick() == NOTHING  # synced, but reconciling what the lists brought
+    assert spied["calls"] == []
+    state["idle"] = True
     assert collector.tick() == COLLECT
     assert spied["calls"] == ["collect", "freeze"]  # survivors frozen: later pauses are short
+    state["idle"] = False
     clock.now += 61
     assert collector.tick() == NOTHING  # busy
     state["idle"] = True
