@@ -202,7 +202,6 @@ def test_errors_that_are_not_transient_are_not_retried(bare_cluster: Any) -> Non
     assert bare_cluster.request_count("get", "configmaps") - before == 1
 
 
-@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_create_without_decoding_returns_nothing_but_creates_and_still_raises(
     bare_cluster: Any, mocker: Any
 ) -> None:
@@ -221,6 +220,7 @@ def test_create_without_decoding_returns_nothing_but_creates_and_still_raises(
     assert is_already_exists(exc.value)
 
 
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_create_failing_with_5xx_is_read_back_not_blindly_resent(bare_cluster: Any) -> None:
     client = make_client(bare_cluster)
     ns = fresh_namespace(client)
