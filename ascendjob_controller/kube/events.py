@@ -315,10 +315,8 @@ class EventRecorder:
                 action = self._aggregator.plan(key, pending.involved, pending.count, time.time())
         assert isinstance(action, Create)
         self.api_calls += 1
-        # Read-back would need `get` on events, which the ClusterRole does not grant.
-        # Our Events carry their own name (no generateName), so the answer is not decoded.
-        created = self._client.create(
-            EVENTS, action.namespace, action.body, read_back=False, decode=False
-        )
-        name = (created.get("metadata") or {}).get("name") or action.body["metadata"]["name"]
+        # Read-back would need `get` on events, which the ClusterRole does not grant. Our
+        # Events carry their own name (no generateName): the answer is not even decoded.
+        self._client.create(EVENTS, action.namespace, action.body, read_back=False, decode=False)
+        name = action.body["metadata"]["name"]
         self._aggregator.sent(key, action.namespace, name, int(action.body["count"]))
