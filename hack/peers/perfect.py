@@ -98,12 +98,12 @@ class Job:
     """What the dispatcher knows of one job; `decided` is read by its shard when it writes."""
 
     body: JSON
+    #: The replicaStatuses of the pods as they were when `decided` last moved (set first, so
+    #: a shard that reads `decided` then this sees counts at least as new as the state).
+    counts: JSON
     decided: str | None = None
     written: str | None = None
     ran: bool = False  # Running was written, so a finished job sets it False as ours does
-    #: The replicaStatuses of the pods as they were when `decided` last moved (set first, so
-    #: a shard that reads `decided` then this sees counts at least as new as the state).
-    counts: JSON = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -210,8 +210,8 @@ class Perfect:
         if name in self.jobs:
             return  # our own status writes coming back: nothing the plan reads changed
         state = state_of_status(obj.get("status"))
-        job = Job(obj, decided=state or CREATED, written=state, ran=state == RUNNING)
-        job.counts = replica_statuses(name, replica_types(obj), [])
+        counts = replica_statuses(name, replica_types(obj), [])  # no pod seen yet
+        job = Job(obj, counts, decided=state or CREATED, written=state, ran=state == RUNNING)
         self.jobs[name] = job
         if state not in TERMINAL:
             self._submit("start", job)
