@@ -18,9 +18,11 @@ Succeeded (a watch of the driver's, straight to the server, not through the prox
 
 Each run is checked for correctness: every job Succeeded, no job's state ever moved back
 (every status the watch delivered), no Service left, exactly the two pods per job with our
-names, labels and an ownerReference to the job, and exactly one successful Service and pod
-create per child, counted at the proxy a `--linger` (6 s, past kopf's 5 s consistency
-timeout) after the end, so a create handler rerun that resurrects a Service is caught.
+names and an ownerReference to the job, each with the labels, annotations and training
+container env our controller gives it (the children MindCluster's operator makes), and
+exactly one successful Service and pod create per child, counted at the proxy a `--linger`
+(6 s, past kopf's 5 s consistency timeout) after the end, so a create handler rerun that
+resurrects a Service is caught.
 
 One table, one row per contender, and the ratios ours/perfect and ours/kopf from the same run.
 `--quick` runs a handful of jobs for the smoke test; its figures mean nothing. `--pin-bed`
@@ -51,13 +53,15 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # `hack.*` when run as a script (then only hack/ is on the path)
 
+from ascendjob_controller.job.desired import desired_pod  # noqa: E402
+from ascendjob_controller.job.env import parse_job_with_meta  # noqa: E402
 from hack import bench_controller as bc  # noqa: E402
 from hack.peers.lifecycle import (  # noqa: E402
-    JOB_LABEL,
+    INDEX_LABEL,
     RANK,
-    SHORT_JOB_LABEL,
     SUCCEEDED,
     TERMINAL,
+    TYPE_LABEL,
     pod_name,
     state_of_status,
 )
@@ -389,10 +393,10 @@ def verify(url: str, jobs: int, watch: StateWatch, codes: dict[str, int]) -> lis
         stored = client.must("GET", bc.JOBS_PATH)["items"]
     finally:
         client.close()
-    uids = {j["metadata"]["name"]: j["metadata"]["uid"] for j in stored}
+    by_name = {j["metadata"]["name"]: j for j in stored}
     if services:
         problems.append(f"{len(services)} Services left, e.g. {services[0]['metadata']['name']}")
-    problems += _check_pods(pods, uids)
+    problems += _check_pods(pods, by_name)
     problems += _check_replica_statuses(stored)
     for resource, per_job in (("services", 1), ("pods", 2)):
         made = _successful_creates(codes, resource)
@@ -422,9 +426,10 @@ def _check_replica_statuses(jobs: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-def _check_pods(pods: list[dict[str, Any]], uids: dict[str, str]) -> list[str]:
-    """Two pods per job, our names and labels, owned by the job (its controller reference)."""
-    expected = {pod_name(job, rtype, 0): job for job in uids for rtype in ("Master", "Worker")}
+def _check_pods(pods: list[dict[str, Any]], jobs: dict[str, dict[str, Any]]) -> list[str]:
+    """Two pods per job with our names, owned by the job (its controller reference), each the
+    pod our controller makes for it (`_pod_differs`)."""
+    expected = {pod_name(job, rtype, 0): job for job in jobs for rtype in ("Master", "Worker")}
     names = [p["metadata"]["name"] for p in pods]
     problems = []
     if sorted(names) != sorted(expected):
@@ -432,17 +437,49 @@ def _check_pods(pods: list[dict[str, Any]], uids: dict[str, str]) -> list[str]:
     for pod in pods:
         meta = pod["metadata"]
         job = expected.get(meta["name"])
-        labels = meta.get("labels") or {}
-        owners = [o for o in meta.get("ownerReferences") or [] if o.get("controller")]
         if job is None:
             continue
-        if labels.get(JOB_LABEL) != job or labels.get(SHORT_JOB_LABEL) != job:
-            problems.append(f"pod {meta['name']} lacks the job-name labels")
-        elif [o.get("uid") for o in owners] != [uids[job]]:
+        owners = [o for o in meta.get("ownerReferences") or [] if o.get("controller")]
+        if [o.get("uid") for o in owners] != [jobs[job]["metadata"]["uid"]]:
             problems.append(f"pod {meta['name']} is not owned by its job")
+        elif difference := _pod_differs(pod, jobs[job]):
+            problems.append(f"pod {meta['name']}: {difference}")
         if len(problems) > 5:
             break
     return problems
+
+
+def _pod_differs(pod: dict[str, Any], job: dict[str, Any]) -> str:
+    """What the stored pod lacks of the one `ascendjob_controller.job.desired` makes; '' if
+    nothing.
+
+    The peers' pods must be the ones the job needs (docs/ascend-parity.md), not less work:
+    our labels and annotations (a peer may add its own, as kopf adds the owner's labels), the
+    training container's env exactly, restartPolicy. The Service is gone by now, so
+    MASTER_ADDR is held to the ClusterIP this pod names, which must be an IPv4 address.
+    """
+    labels, rtype, index = pod["metadata"].get("labels") or {}, "", 0
+    for replica_type in (job.get("spec") or {}).get("replicaSpecs") or {}:
+        if labels.get(TYPE_LABEL) == replica_type.lower():
+            rtype, index = replica_type, int(labels.get(INDEX_LABEL, "0"))
+    if not rtype:
+        return "no replica-type label"
+    container = pod["spec"]["containers"][0]
+    env = {item["name"]: item.get("value") for item in container.get("env") or []}
+    cluster_ip = str(env.get("MASTER_ADDR") or "")
+    if cluster_ip.count(".") != 3:
+        return f"MASTER_ADDR {cluster_ip!r} is not a ClusterIP"
+    want = desired_pod(parse_job_with_meta(job), rtype, index, cluster_ip, gang=False)
+    for field_name in ("labels", "annotations"):
+        have = pod["metadata"].get(field_name) or {}
+        missing = {k: v for k, v in want["metadata"][field_name].items() if have.get(k) != v}
+        if missing:
+            return f"{field_name} lack {missing}"
+    if container.get("env") != want["spec"]["containers"][0].get("env"):
+        return f"env {sorted(env)} is not ours"
+    if pod["spec"].get("restartPolicy") != want["spec"]["restartPolicy"]:
+        return f"restartPolicy {pod['spec'].get('restartPolicy')}"
+    return ""
 
 
 # -- the table ---------------------------------------------------------------------------------

@@ -5,11 +5,19 @@ restartPolicy Never, cleanPodPolicy Running): the leader Service, one pod per re
 Created -> Running -> Succeeded (or Failed) as conditions with `conditions[-1].type` the state,
 and the Service deleted once the job is finished. Every status write also carries
 `replicaStatuses`, which the API reference makes mandatory beside the conditions: a status
-without it is not one a conforming controller may write, so no peer leaves it out. The
-bodies carry what our pods minimally carry (ascendjob_controller/job/desired.py): the
-deterministic names `<job>-<rtype>-<index>`, the `training.kubeflow.org/*` and short
-`job-name` labels, the template's annotations, the torch rendezvous env pointing at the
-Service's ClusterIP, restartPolicy Never.
+without it is not one a conforming controller may write, so no peer leaves it out.
+
+The children are the ones MindCluster's ascend-operator makes for this job
+(docs/ascend-parity.md, "Children" and "Environment the real operator injects"), as ours are:
+the names `<job>-<rtype>-<index>`; the `training.kubeflow.org/*`, short and `group-name`
+labels; the `hccl/rankIndex` annotation; on the training container the Ascend variables
+(`ASCEND_VISIBLE_DEVICES` by fieldRef, `MINDX_TASK_ID`, `HostNetwork`,
+`HCCL_LOGIC_SUPERPOD_ID`, `REPLICA_TYPE`) and the torch ones (`MASTER_ADDR` at the Service's
+ClusterIP, `MASTER_PORT`, `WORLD_SIZE`, `LOCAL_WORLD_SIZE`, `RANK`, `LOCAL_RANK`). A pod
+without them would not train on an Ascend node, so a peer that left them out would be
+measured doing less than the job needs. Written for the benchmark's job only (PyTorch, every
+replica requesting NPUs, no `sp-block`); bench_peers checks every contender's pods against
+ours, so a drift is caught.
 
 Kept free of `ascendjob_controller` and `kubernetes` imports on purpose: the perfect client
 imports only this and the standard library, so its RSS is that of a minimal client.
@@ -31,7 +39,16 @@ JOB_LABEL = "training.kubeflow.org/job-name"
 TYPE_LABEL = "training.kubeflow.org/replica-type"
 INDEX_LABEL = "training.kubeflow.org/replica-index"
 ROLE_LABEL = "training.kubeflow.org/job-role"
+OPERATOR_LABEL = "training.kubeflow.org/operator-name"
+GROUP_LABEL = "group-name"
 SHORT_JOB_LABEL = "job-name"
+SHORT_TYPE_LABEL = "replica-type"
+SHORT_INDEX_LABEL = "replica-index"
+#: The operator the pods say manages them: the peers stand in for ours, so the same value.
+OPERATOR_NAME = "ascendjob-controller"
+RANK_ANNOTATION = "hccl/rankIndex"
+NPU_PREFIX = "huawei.com/"
+TRAINING_CONTAINER = "ascend"
 LEADER = "Master"
 PORT = 2222
 PORT_NAME = "ascendjob-port"
@@ -90,7 +107,13 @@ def service_body(job: JSON) -> JSON:
         "kind": "Service",
         "metadata": {
             "name": service_name(name),
-            "labels": {JOB_LABEL: name, TYPE_LABEL: LEADER.lower(), SHORT_JOB_LABEL: name},
+            "labels": {
+                GROUP_LABEL: GROUP,
+                JOB_LABEL: name,
+                TYPE_LABEL: LEADER.lower(),
+                OPERATOR_LABEL: OPERATOR_NAME,
+                SHORT_JOB_LABEL: name,
+            },
         },
         "spec": {
             "type": "ClusterIP",
@@ -101,31 +124,23 @@ def service_body(job: JSON) -> JSON:
 
 
 def pod_body(job: JSON, rtype: str, index: int, cluster_ip: str) -> JSON:
-    """One replica's pod from its template, with the rendezvous env (no ownerReference)."""
+    """One replica's pod from its template: labels, rank annotation and env as ours (the
+    module docstring says which); no ownerReference, each peer adds it its own way."""
     name = job["metadata"]["name"]
     template = copy.deepcopy(job["spec"]["replicaSpecs"][rtype].get("template") or {})
     meta = template.get("metadata") or {}
     spec: JSON = template.get("spec") or {}
-    everyone = replicas(job)
-    labels = {
-        **(meta.get("labels") or {}),
-        JOB_LABEL: name,
-        TYPE_LABEL: rtype.lower(),
-        INDEX_LABEL: str(index),
-        SHORT_JOB_LABEL: name,
-    }
-    if rtype == LEADER:
-        labels[ROLE_LABEL] = "master"
-    env = [
-        {"name": "MASTER_ADDR", "value": cluster_ip},
-        {"name": "MASTER_PORT", "value": str(PORT)},
-        {"name": "WORLD_SIZE", "value": str(len(everyone))},
-        {"name": "RANK", "value": str(everyone.index((rtype, index)))},
-        {"name": "REPLICA_TYPE", "value": rtype},
-    ]
-    for container in spec.get("containers") or []:
-        container["env"] = [*(container.get("env") or []), *env]
+    rank = replicas(job).index((rtype, index))  # the leader first, then the Workers
+    labels = {**(meta.get("labels") or {}), **pod_labels(name, rtype, index)}
+    annotations = {**(meta.get("annotations") or {}), RANK_ANNOTATION: str(rank)}
+    containers = spec.get("containers") or []
+    for container in containers:
         _quantities_as_strings(container.get("resources") or {})
+    if containers:
+        main = next((c for c in containers if c.get("name") == TRAINING_CONTAINER), containers[0])
+        taken = {item.get("name") for item in main.get("env") or []}
+        env = pod_env(job, rtype, rank, cluster_ip, main, spec.get("hostNetwork") is True)
+        main["env"] = [*(main.get("env") or []), *(e for e in env if e["name"] not in taken)]
     spec["restartPolicy"] = "Never"
     return {
         "apiVersion": "v1",
@@ -133,10 +148,70 @@ def pod_body(job: JSON, rtype: str, index: int, cluster_ip: str) -> JSON:
         "metadata": {
             "name": pod_name(name, rtype, index),
             "labels": labels,
-            "annotations": dict(meta.get("annotations") or {}),
+            "annotations": annotations,
         },
         "spec": spec,
     }
+
+
+def pod_labels(job_name: str, rtype: str, index: int) -> dict[str, str]:
+    """The labels every replica pod carries; the leader's also names its role."""
+    labels = {
+        GROUP_LABEL: GROUP,
+        JOB_LABEL: job_name,
+        TYPE_LABEL: rtype.lower(),
+        INDEX_LABEL: str(index),
+        OPERATOR_LABEL: OPERATOR_NAME,
+        SHORT_JOB_LABEL: job_name,
+        SHORT_TYPE_LABEL: rtype.lower(),
+        SHORT_INDEX_LABEL: str(index),
+    }
+    if rtype == LEADER:
+        labels[ROLE_LABEL] = "master"
+    return labels
+
+
+def pod_env(
+    job: JSON, rtype: str, rank: int, cluster_ip: str, container: JSON, host_network: bool
+) -> list[JSON]:
+    """The Ascend and torch variables of one pod's training container.
+
+    Every replica of the benchmark's job requests NPUs, so the world is every replica's
+    NPUs and the ranks count the leader as 0.
+    """
+    device, npus = _npu_request(container)
+    env: list[JSON] = []
+    if device is not None:
+        path = f"metadata.annotations['{device}']"
+        env.append(
+            {"name": "ASCEND_VISIBLE_DEVICES", "valueFrom": {"fieldRef": {"fieldPath": path}}}
+        )
+    env += [
+        _var("MINDX_TASK_ID", job["metadata"]["uid"]),
+        _var("HostNetwork", str(host_network).lower()),
+        _var("HCCL_LOGIC_SUPERPOD_ID", "0"),  # no sp-block annotation on the bench's job
+        _var("REPLICA_TYPE", rtype),
+        _var("MASTER_ADDR", cluster_ip),
+        _var("MASTER_PORT", str(PORT)),
+        _var("WORLD_SIZE", str(npus * len(replicas(job)))),
+        _var("LOCAL_WORLD_SIZE", str(npus)),
+        _var("RANK", str(rank)),
+        _var("LOCAL_RANK", ",".join(str(i) for i in range(npus))),
+    ]
+    return env
+
+
+def _var(name: str, value: str) -> JSON:
+    return {"name": name, "value": value}
+
+
+def _npu_request(container: JSON) -> tuple[str | None, int]:
+    """The container's first `huawei.com/*` request: its name and count."""
+    requests = (container.get("resources") or {}).get("requests") or {}
+    for key, value in requests.items():
+        if key.startswith(NPU_PREFIX):
+            return key, int(str(value))
+    return None, 0
 
 
 def _quantities_as_strings(resources: JSON) -> None:
