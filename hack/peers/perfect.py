@@ -151,7 +151,7 @@ def watch_forever(server: str, path: str, selector: str, kind: str, out: queue.Q
 
 def _watch_once(api: Api, path: str, rv: str, kind: str, out: queue.Queue[Any]) -> str:
     """One watch request; returns the resourceVersion to resume from, '' to list again."""
-    api.conn.request("GET", f"{path}&resourceVersion={rv}")
+    api.conn.request("GET", f"{path}&resourceVersion={rv}", headers={"User-Agent": USER_AGENT})
     resp = api.conn.getresponse()
     if resp.status != 200:
         resp.read()
