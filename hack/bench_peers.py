@@ -232,6 +232,9 @@ class Result:
     quiet_after: float  # first POST -> the contender's last request (the CPU window's end)
     cpu: float  # contender CPU s, first POST -> quiet (no request for 1 s)
     server_cpu: float  # the bed's (API server + kubelet) CPU s over the same window
+    #: The bed's CPU from the first POST to the last job Succeeded, in seconds per second: the
+    #: share of the one core a single Python process can use. Near 1 the bed sets the pace.
+    bed_busy: float
     proxy_cpu: float  # the counting proxy's CPU s over the same window (it shares the cores)
     peak_rss_kb: int
     requests: dict[str, int]  # "<verb> <resource>" -> count over the same window
@@ -341,6 +344,7 @@ def measure(
         raise RuntimeError(
             f"{name}: {len(watch.finished)} of {jobs} jobs finished after {timeout:.0f} s"
         )
+    server_done, done_at = bc.cpu_seconds(server.pid), time.perf_counter()
     seconds = max(watch.finished.values()) - start
     drained = _wait_services_gone(server.url, 30.0)
     trailing = _wait_quiet(px, start)
@@ -359,6 +363,7 @@ def measure(
         quiet_after=trailing,
         cpu=cpu,
         server_cpu=server_cpu,
+        bed_busy=(server_done - server0) / (done_at - start),
         proxy_cpu=proxy_cpu,
         peak_rss_kb=peak,
         requests=by_verb_and_resource(deltas(after, before)),
@@ -540,8 +545,15 @@ def report(results: list[Result], rounds: int, linger: float, pin_bed: bool = Fa
             f"  ours / {other} (same run): jobs/s {ratio(ours.jobs_per_s, peer.jobs_per_s)}, "
             f"CPU per job {ratio(ours.cpu, peer.cpu)}, "
             f"requests per job {ratio(ours.total_requests, peer.total_requests)}, "
+            f"bed CPU per job {ratio(ours.server_cpu, peer.server_cpu)}, "
             f"peak RSS {ratio(ours.peak_rss_kb, peer.peak_rss_kb)}"
         )
+    busy = ", ".join(f"{r.name} {100 * r.bed_busy:.0f} %" for r in results)
+    print(
+        f"  the bed's CPU from the first POST to the last job Succeeded, as a share of the one "
+        f"core it can use: {busy}. Near 100 % the bed sets the pace, and jobs/s follow its CPU "
+        f"per job, every contender's requests and watches included"
+    )
     print("  requests per job, by verb and resource (all answers):")
     for r in results:
         mix = ", ".join(

@@ -59,3 +59,13 @@ def test_ratios_come_from_the_same_run(quick_output: str) -> None:
         )
         assert found, quick_output
         assert all(float(v) > 0 for v in found.groups())
+
+
+@pytest.mark.slow
+def test_the_beds_busy_share_is_given_per_contender(quick_output: str) -> None:
+    line = next(ln for ln in quick_output.splitlines() if "the bed's CPU from the first POST" in ln)
+    for name in CONTENDERS:
+        found = re.search(rf"{name} (\d+) %", line)
+        assert found, line
+        assert 0 <= int(found.group(1)) <= 200, line  # one process: at most ~1 core, ticks aside
+    assert re.search(rf"bed CPU per job x{NUMBER}", quick_output), quick_output
