@@ -10,7 +10,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import kubernetes
@@ -20,6 +20,7 @@ from pytest_mock import MockerFixture
 from ascendjob_controller.kube import response_headers
 from ascendjob_controller.kube.client import PODS, KubeClient
 from ascendjob_controller.kube.response_headers import HeadersResponse
+from tests.httpstub import serving
 
 pytestmark = pytest.mark.integration
 
@@ -66,12 +67,8 @@ class Recorder(BaseHTTPRequestHandler):
 def server() -> Iterator[str]:
     Recorder.seen = []
     Recorder.close_after = Recorder.hang_up_silently = False
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(Recorder) as url:
+        yield url
 
 
 def client_for(host: str, tokens: Iterator[str], proxy: str | None = None) -> KubeClient:

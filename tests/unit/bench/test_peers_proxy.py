@@ -14,11 +14,12 @@ import json
 import socket
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
 from hack.peers.proxy import COUNTS_PATH, Framer, ProxyServer, request_key
+from tests.httpstub import serving
 
 POD = b'{"kind":"Pod","metadata":{"name":"p"}}'
 CHUNKED = (
@@ -129,16 +130,13 @@ class Upstream(BaseHTTPRequestHandler):
 @pytest.fixture
 def proxied() -> Iterator[tuple[ProxyServer, int]]:
     Upstream.created = set()
-    upstream = ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
-    threading.Thread(target=upstream.serve_forever, daemon=True).start()
-    proxy = ProxyServer(("127.0.0.1", 0), f"http://127.0.0.1:{upstream.server_address[1]}")
-    threading.Thread(target=proxy.serve_forever, daemon=True).start()
-    try:
-        yield proxy, int(proxy.server_address[1])
-    finally:
-        proxy.server_close()
-        upstream.shutdown()
-        upstream.server_close()
+    with serving(Upstream) as upstream:
+        proxy = ProxyServer(("127.0.0.1", 0), upstream)
+        threading.Thread(target=proxy.serve_forever, daemon=True).start()
+        try:
+            yield proxy, int(proxy.server_address[1])
+        finally:
+            proxy.server_close()
 
 
 def _counts(port: int) -> dict[str, int]:

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import json
 import queue
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
 from hack.peers.perfect import USER_AGENT, Api, _watch_once
+from tests.httpstub import serving
 
 
 class _Recorder(BaseHTTPRequestHandler):
@@ -47,12 +47,8 @@ class _Recorder(BaseHTTPRequestHandler):
 @pytest.fixture
 def server() -> Iterator[str]:
     _Recorder.agents = []
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(_Recorder) as url:
+        yield url
 
 
 def test_watches_and_writes_carry_the_user_agent(server: str) -> None:
