@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import http.client
+import ipaddress
 import itertools
 import json
 import os
@@ -463,18 +464,20 @@ def _pod_differs(pod: dict[str, Any], job: dict[str, Any]) -> str:
     training container's env exactly, restartPolicy. The Service is gone by now, so
     MASTER_ADDR is held to the ClusterIP this pod names, which must be an IPv4 address.
     """
-    labels, rtype, index = pod["metadata"].get("labels") or {}, "", 0
-    for replica_type in (job.get("spec") or {}).get("replicaSpecs") or {}:
-        if labels.get(TYPE_LABEL) == replica_type.lower():
-            rtype, index = replica_type, int(labels.get(INDEX_LABEL, "0"))
-    if not rtype:
-        return "no replica-type label"
+    labels = pod["metadata"].get("labels") or {}
+    types = (job.get("spec") or {}).get("replicaSpecs") or {}
+    rtype = next((t for t in types if labels.get(TYPE_LABEL) == t.lower()), "")
+    index = labels.get(INDEX_LABEL, "")
+    if not rtype or not index.isdigit():
+        return f"replica labels {labels.get(TYPE_LABEL)!r} / {index!r} name no replica"
     container = pod["spec"]["containers"][0]
     env = {item["name"]: item.get("value") for item in container.get("env") or []}
     cluster_ip = str(env.get("MASTER_ADDR") or "")
-    if cluster_ip.count(".") != 3:
+    try:
+        ipaddress.IPv4Address(cluster_ip)
+    except ValueError:
         return f"MASTER_ADDR {cluster_ip!r} is not a ClusterIP"
-    want = desired_pod(parse_job_with_meta(job), rtype, index, cluster_ip, gang=False)
+    want = desired_pod(parse_job_with_meta(job), rtype, int(index), cluster_ip, gang=False)
     for field_name in ("labels", "annotations"):
         have = pod["metadata"].get(field_name) or {}
         missing = {k: v for k, v in want["metadata"][field_name].items() if have.get(k) != v}

@@ -90,6 +90,10 @@ def test_the_check_accepts_the_peers_pods() -> None:
         (lambda pod: pod["metadata"]["labels"].pop("group-name"), "labels lack"),
         (lambda pod: pod["spec"].update(restartPolicy="Always"), "restartPolicy"),
         (
+            lambda pod: pod["metadata"]["labels"].pop("training.kubeflow.org/replica-index"),
+            "name no",
+        ),
+        (
             lambda pod: pod["spec"]["containers"][0]["env"][5].update(value="master"),
             "is not a ClusterIP",
         ),
