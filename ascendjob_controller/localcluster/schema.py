@@ -11,6 +11,16 @@ Type mismatches carry the reason `FieldValueTypeInvalid`, as the real server sen
 
 One deliberate extension: integer `format: int32`/`int64` bounds are enforced (the real server
 would accept 2^40 for an int32 field and fail later in the controller's decoder).
+
+An update is validated with ratcheting (KEP-4008; on by default since 1.30, GA in 1.33): a part
+of the new object that is the same JSON as the stored object's part at the same place is not
+validated again, so an object made invalid by a tightened schema can still be updated
+elsewhere, and a status write does not re-validate an unchanged spec. Object properties and
+map values are matched by key, items of `x-kubernetes-list-type: map` lists by their keys;
+other list items are not matched (a changed atomic list or set is validated whole). As
+upstream (kube-openapi's ratcheting validator), an unchanged node drops every error of its
+own, its quantors' (`allOf`...) included, while the branches of a quantor are never matched
+with old values on their own.
 """
 
 from __future__ import annotations
@@ -20,6 +30,8 @@ import json
 import re
 from collections.abc import Callable
 from typing import Any
+
+from ascendjob_controller.localcluster import fastjson
 
 Cause = dict[str, str]
 
@@ -94,8 +106,18 @@ def _matches_type(schema: dict[str, Any], value: Any) -> tuple[bool, str]:
     return got == want, want
 
 
-def validate(schema: dict[str, Any], obj: dict[str, Any]) -> list[Cause]:
-    """All violations of schema by obj, as 422 causes (empty when obj is valid)."""
+#: Nothing stored at this place before the update (a create, or a new field or item).
+_NEW = object()
+
+
+def validate(
+    schema: dict[str, Any], obj: dict[str, Any], old: dict[str, Any] | None = None
+) -> list[Cause]:
+    """All violations of schema by obj, as 422 causes (empty when obj is valid).
+
+    `old` is the stored object an update replaces: what the update left as it was is
+    ratcheted (the module docstring).
+    """
     causes: list[Cause] = []
     if not isinstance(obj, dict):
         return [_type_cause("", obj, "object")]
@@ -109,8 +131,32 @@ def validate(schema: dict[str, Any], obj: dict[str, Any]) -> list[Cause]:
     if meta is not None and not isinstance(meta, dict):
         causes.append(_type_cause("metadata", meta, "object"))
     body = {k: v for k, v in obj.items() if k not in _TOP_LEVEL_META}
-    _validate(top, body, "", causes)
+    before: Any = _NEW
+    if isinstance(old, dict):
+        before = {k: v for k, v in old.items() if k not in _TOP_LEVEL_META}
+    _validate(top, body, "", causes, before)
     return causes
+
+
+def _ratcheted(value: Any, old: Any) -> bool:
+    """The update left this part as it was: upstream drops whatever its validation finds."""
+    return old is not _NEW and fastjson.identical(value, old)
+
+
+def _old_child(old: Any, key: str) -> Any:
+    return old.get(key, _NEW) if isinstance(old, dict) else _NEW
+
+
+def _old_items(schema: dict[str, Any], old: Any) -> dict[tuple[Any, ...], Any]:
+    """A map list's old items by their keys; {} for other lists (their items are not matched)."""
+    keys = schema.get("x-kubernetes-list-map-keys") or []
+    if schema.get("x-kubernetes-list-type") != "map" or not keys or not isinstance(old, list):
+        return {}
+    return {_item_key(keys, item): item for item in old if isinstance(item, dict)}
+
+
+def _item_key(keys: list[str], item: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(fastjson.dumps(item.get(k)) for k in keys)
 
 
 def _type_cause(path: str, value: Any, want: str) -> Cause:
@@ -123,7 +169,11 @@ def _type_cause(path: str, value: Any, want: str) -> Cause:
     }
 
 
-def _validate(schema: dict[str, Any], value: Any, path: str, causes: list[Cause]) -> None:
+def _validate(
+    schema: dict[str, Any], value: Any, path: str, causes: list[Cause], old: Any = _NEW
+) -> None:
+    if _ratcheted(value, old):
+        return
     if value is None:
         if schema.get("nullable"):
             return
@@ -172,9 +222,9 @@ def _validate(schema: dict[str, Any], value: Any, path: str, causes: list[Cause]
     elif isinstance(value, str):
         _validate_string(schema, value, path, shown, causes)
     elif isinstance(value, list):
-        _validate_array(schema, value, path, shown, causes)
+        _validate_array(schema, value, path, shown, causes, old)
     elif isinstance(value, dict):
-        _validate_object(schema, value, path, shown, causes)
+        _validate_object(schema, value, path, shown, causes, old)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -279,7 +329,12 @@ def _validate_string(
 
 
 def _validate_array(
-    schema: dict[str, Any], value: list[Any], path: str, shown: str, causes: list[Cause]
+    schema: dict[str, Any],
+    value: list[Any],
+    path: str,
+    shown: str,
+    causes: list[Cause],
+    old: Any = _NEW,
 ) -> None:
     max_items = schema.get("maxItems")
     if max_items is not None and len(value) > max_items:
@@ -297,8 +352,15 @@ def _validate_array(
         )
     items = schema.get("items")
     if isinstance(items, dict):
+        before = _old_items(schema, old)
+        keys = schema.get("x-kubernetes-list-map-keys") or []
         for i, item in enumerate(value):
-            _validate(items, item, _index(path, i), causes)
+            was = (
+                before.get(_item_key(keys, item), _NEW)
+                if before and isinstance(item, dict)
+                else _NEW
+            )
+            _validate(items, item, _index(path, i), causes, was)
     if schema.get("uniqueItems") or schema.get("x-kubernetes-list-type") == "set":
         seen: list[Any] = []
         for i, item in enumerate(value):
@@ -314,7 +376,12 @@ def _validate_array(
 
 
 def _validate_object(
-    schema: dict[str, Any], value: dict[str, Any], path: str, shown: str, causes: list[Cause]
+    schema: dict[str, Any],
+    value: dict[str, Any],
+    path: str,
+    shown: str,
+    causes: list[Cause],
+    old: Any = _NEW,
 ) -> None:
     for req in schema.get("required") or []:
         if req not in value:
@@ -346,9 +413,9 @@ def _validate_object(
         if embedded and key == "metadata":
             continue
         if key in props:
-            _validate(props[key], child, _child(path, key), causes)
+            _validate(props[key], child, _child(path, key), causes, _old_child(old, key))
         elif isinstance(additional, dict):
-            _validate(additional, child, _child(path, key), causes)
+            _validate(additional, child, _child(path, key), causes, _old_child(old, key))
 
 
 # --- pruning -------------------------------------------------------------------------------

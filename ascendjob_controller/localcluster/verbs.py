@@ -621,7 +621,7 @@ class Api:
             raise invalid(rt, name, causes)
         obj["apiVersion"] = old.get("apiVersion", rt.group_version)
         obj["kind"] = rt.kind
-        warnings = self._validate_custom(rt, obj, field_validation)
+        warnings = self._validate_custom(rt, obj, field_validation, old)
         if rt is builtin.CRDS and (causes := builtin.validate_crd(obj)):
             raise invalid(rt, name, causes)
         if builtin.has_generation(rt) and _spec_part(obj) != _spec_part(old):
@@ -882,9 +882,14 @@ class Api:
             )
 
     def _validate_custom(
-        self, rt: ResourceType, obj: dict[str, Any], field_validation: str
+        self,
+        rt: ResourceType,
+        obj: dict[str, Any],
+        field_validation: str,
+        old: dict[str, Any] | None = None,
     ) -> list[str]:
-        """Prune, default and validate a custom resource against its CRD schema."""
+        """Prune, default and validate a custom resource against its CRD schema; an update
+        passes the stored object as `old`, so what it left unchanged is ratcheted."""
         if rt.builtin or not rt.schema:
             return []
         from ascendjob_controller.localcluster import schema as schemas
@@ -893,7 +898,7 @@ class Api:
         try:
             unknown = schemas.prune(rt.schema, obj)
             schemas.apply_defaults(rt.schema, obj)
-            causes = schemas.validate(rt.schema, obj)
+            causes = schemas.validate(rt.schema, obj, old)
         finally:
             obj["metadata"] = meta
         if unknown and field_validation == "Strict":

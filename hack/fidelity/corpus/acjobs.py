@@ -44,6 +44,22 @@ WIDGET_SCHEMA_DEFAULTED = {
 }
 
 
+#: WIDGET_SCHEMA with `size` capped at 10: a widget stored with size 50 is invalid under it.
+WIDGET_SCHEMA_CAPPED = {
+    **WIDGET_SCHEMA,
+    "properties": {
+        **WIDGET_SCHEMA["properties"],
+        "spec": {
+            "type": "object",
+            "properties": {
+                "size": {"type": "integer", "maximum": 10},
+                "color": {"type": "string"},
+            },
+        },
+    },
+}
+
+
 def _widgets(plural: str) -> str:
     return f"/apis/fidelity.example.com/v1/namespaces/{{ns}}/{plural}"
 
@@ -204,5 +220,48 @@ CASES = [
             _widgets("widgets{run}b"), _widget("w2", size="big"), pick=("code", "reason", "message")
         ),
         prep(delete(_crd_path("widgets{run}b"))),
+    ),
+    case(
+        # Validation ratcheting (GA in 1.33): an update may leave an invalid part as it was.
+        "crd-validation-ratcheting",
+        prep(
+            post(
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                crd("widgets{run}r", "Widget", WIDGET_SCHEMA),
+            )
+        ),
+        prep(
+            wait_for(
+                _crd_path("widgets{run}r"),
+                Until(equals=("status.conditions[type=Established].status", "True")),
+            )
+        ),
+        post(_widgets("widgets{run}r"), _widget("w", size=50), pick=("spec",)),
+        patch(
+            _crd_path("widgets{run}r"),
+            {
+                "spec": {
+                    "versions": [
+                        {**crd("x", "Widget", WIDGET_SCHEMA_CAPPED)["spec"]["versions"][0]}
+                    ]
+                }
+            },
+            pick=("metadata.generation",),
+        ),
+        # the stricter schema is in force once a new widget of size 50 is refused
+        post(
+            _widgets("widgets{run}r") + "?dryRun=All",
+            _widget("probe", size=50),
+            pick=("code", "reason", "details.causes"),
+            until=Until(code=422, timeout=15),
+        ),
+        patch(_widgets("widgets{run}r") + "/w", {"spec": {"color": "red"}}, pick=("spec",)),
+        patch(
+            _widgets("widgets{run}r") + "/w",
+            {"spec": {"size": 60}},
+            pick=("code", "reason", "details.causes"),
+        ),
+        patch(_widgets("widgets{run}r") + "/w", {"spec": {"size": 5}}, pick=("spec",)),
+        prep(delete(_crd_path("widgets{run}r"))),
     ),
 ]

@@ -325,6 +325,84 @@ def test_crd_created_at_run_time_is_served_and_established(
     assert code == 404
 
 
+def _sprocket_crd(size_schema: dict[str, Any]) -> dict[str, Any]:
+    properties = {"size": size_schema, "color": {"type": "string"}}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "sprockets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"kind": "Sprocket", "plural": "sprockets", "singular": "sprocket"},
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "subresources": {"status": {}},
+                    "schema": {
+                        "openAPIV3Schema": {
+                            "type": "object",
+                            "properties": {
+                                "spec": {"type": "object", "properties": properties},
+                                "status": {
+                                    "type": "object",
+                                    "properties": {"phase": {"type": "string"}},
+                                },
+                            },
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+def test_a_tightened_schema_ratchets_what_an_update_leaves_unchanged(
+    cluster: LocalCluster, custom: Any, namespace: str
+) -> None:
+    """Validation ratcheting (GA in Kubernetes 1.33): a custom resource made invalid by a
+    stricter CRD can still be updated elsewhere, and its status written, but the invalid
+    field cannot be changed to another invalid value."""
+    crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    code, _ = raw_call(
+        cluster, "POST", crds, json.dumps(_sprocket_crd({"type": "integer"})).encode()
+    )
+    assert code == 201
+    body = {"apiVersion": "example.com/v1", "kind": "Sprocket", "metadata": {"name": "s"}}
+    custom.create_namespaced_custom_object(
+        "example.com", "v1", namespace, "sprockets", {**body, "spec": {"size": 50}}
+    )
+    stricter = json.dumps({"spec": _sprocket_crd({"type": "integer", "maximum": 10})["spec"]})
+    code, _ = raw_call(
+        cluster,
+        "PATCH",
+        f"{crds}/sprockets.example.com",
+        stricter.encode(),
+        "application/merge-patch+json",
+    )
+    assert code == 200
+    path = f"/apis/example.com/v1/namespaces/{namespace}/sprockets"
+    code, _ = raw_call(cluster, "POST", path, json.dumps({**body, "spec": {"size": 50}}).encode())
+    assert code == 422, "a new object is validated whole"
+    merge = "application/merge-patch+json"
+    code, kept = raw_call(cluster, "PATCH", f"{path}/s", b'{"spec":{"color":"red"}}', merge)
+    assert code == 200, kept
+    assert kept["spec"] == {"size": 50, "color": "red"}
+    code, status = raw_call(
+        cluster, "PATCH", f"{path}/s/status", b'{"status":{"phase":"Up"}}', merge
+    )
+    assert code == 200, status
+    code, refused = raw_call(cluster, "PATCH", f"{path}/s", b'{"spec":{"size":60}}', merge)
+    assert code == 422
+    assert [c["field"] for c in refused["details"]["causes"]] == ["spec.size"]
+    code, _ = raw_call(cluster, "PATCH", f"{path}/s", b'{"spec":{"size":5}}', merge)
+    assert code == 200
+    code, _ = raw_call(cluster, "DELETE", f"{crds}/sprockets.example.com")
+    assert code == 200
+
+
 def test_yaml_body_with_a_timestamp_is_accepted(cluster: LocalCluster, namespace: str) -> None:
     body = (
         b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\n"

@@ -333,3 +333,87 @@ def test_prune_object_without_properties_drops_everything_and_additional_propert
     assert o["spec"]["noprops"] == {}
     assert o["spec"]["flags"] == {"a": True}
     assert o["spec"]["free"] == {"keep": 1}
+
+
+# --- ratcheting: what an update left unchanged is not validated again ---------------------
+
+CAPPED = {
+    "type": "object",
+    "properties": {
+        "spec": {
+            "type": "object",
+            "properties": {
+                "size": {"type": "integer", "maximum": 10},
+                "color": {"type": "string", "allOf": [{"maxLength": 5}]},
+                "ports": {
+                    "type": "array",
+                    "x-kubernetes-list-type": "map",
+                    "x-kubernetes-list-map-keys": ["name"],
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "name": {"type": "string"},
+                            "port": {"type": "integer", "maximum": 100},
+                        },
+                    },
+                },
+                "tags": {"type": "array", "items": {"type": "string", "maxLength": 3}},
+            },
+        },
+    },
+}
+
+
+def widget(**spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "x/v1", "kind": "W", "metadata": {"name": "w"}, "spec": spec}
+
+
+def fields(causes: list[dict[str, str]]) -> list[str]:
+    return sorted(c["field"] for c in causes)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "invalid"),
+    [
+        # a create: no old object, everything validated
+        (None, widget(size=50), ["spec.size"]),
+        # made invalid by a tightened schema, then changed elsewhere: accepted
+        (widget(size=50, color="red"), widget(size=50, color="blue"), []),
+        # ... but the invalid field itself changed: refused, to another invalid value or not
+        (widget(size=50), widget(size=60), ["spec.size"]),
+        (widget(size=50), widget(size=5), []),
+        # 50 -> 50.0 is another JSON value (and not an integer)
+        (widget(size=50), widget(size=50.0), ["spec.size"]),
+        # a field under a quantor: unchanged is ratcheted, changed is checked
+        (widget(color="purple"), widget(color="purple", size=1), []),
+        (widget(color="purple"), widget(color="violet"), ["spec.color"]),
+        # map-list items are matched by their keys, wherever they moved
+        (
+            widget(ports=[{"name": "a", "port": 500}, {"name": "b", "port": 1}]),
+            widget(ports=[{"name": "b", "port": 2}, {"name": "a", "port": 500}]),
+            [],
+        ),
+        (
+            widget(ports=[{"name": "a", "port": 500}]),
+            widget(ports=[{"name": "a", "port": 501}]),
+            ["spec.ports[0].port"],
+        ),
+        # an atomic list's items are not matched: changed anywhere, validated whole
+        (widget(tags=["long", "x"]), widget(tags=["long", "y"]), ["spec.tags[0]"]),
+        (widget(tags=["long", "x"]), widget(tags=["long", "x"], size=1), []),
+    ],
+)
+def test_an_update_ratchets_what_it_left_unchanged(
+    old: dict[str, Any] | None, new: dict[str, Any], invalid: list[str]
+) -> None:
+    assert fields(validate(CAPPED, new, old)) == invalid
+
+
+def test_a_status_write_does_not_revalidate_an_unchanged_spec(
+    acjob_schema: dict, sample: dict
+) -> None:
+    sample["spec"]["replicaSpecs"]["Worker"]["replicas"] = "two"  # stored before a stricter CRD
+    stored = copy.deepcopy(sample)
+    sample["status"] = {"conditions": [{"type": "Created", "status": "True"}]}
+    assert validate(acjob_schema, sample, stored) == []
+    assert fields(validate(acjob_schema, sample)) == ["spec.replicaSpecs.Worker.replicas"]
