@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from hack.fidelity.corpus.objects import acjob, crd
 from hack.fidelity.steps import (
+    Step,
     Until,
     acj,
     case,
@@ -66,6 +67,24 @@ def _widgets(plural: str) -> str:
 
 def _crd_path(plural: str) -> str:
     return f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{plural}.fidelity.example.com"
+
+
+def _established_widgets(plural: str) -> tuple[Step, Step]:
+    """Unscored set-up: a Widget CRD with WIDGET_SCHEMA, and the wait until it is served."""
+    return (
+        prep(
+            post(
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                crd(plural, "Widget", WIDGET_SCHEMA),
+            )
+        ),
+        prep(
+            wait_for(
+                _crd_path(plural),
+                Until(equals=("status.conditions[type=Established].status", "True")),
+            )
+        ),
+    )
 
 
 def _widget(name: str, **spec: object) -> dict[str, object]:
@@ -203,18 +222,7 @@ CASES = [
     ),
     case(
         "crd-prunes-unknown-fields",
-        prep(
-            post(
-                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                crd("widgets{run}b", "Widget", WIDGET_SCHEMA),
-            )
-        ),
-        prep(
-            wait_for(
-                _crd_path("widgets{run}b"),
-                Until(equals=("status.conditions[type=Established].status", "True")),
-            )
-        ),
+        *_established_widgets("widgets{run}b"),
         post(_widgets("widgets{run}b"), _widget("w", size=1, shape="round"), pick=("spec",)),
         post(
             _widgets("widgets{run}b"), _widget("w2", size="big"), pick=("code", "reason", "message")
@@ -224,18 +232,7 @@ CASES = [
     case(
         # Validation ratcheting (GA in 1.33): an update may leave an invalid part as it was.
         "crd-validation-ratcheting",
-        prep(
-            post(
-                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
-                crd("widgets{run}r", "Widget", WIDGET_SCHEMA),
-            )
-        ),
-        prep(
-            wait_for(
-                _crd_path("widgets{run}r"),
-                Until(equals=("status.conditions[type=Established].status", "True")),
-            )
-        ),
+        *_established_widgets("widgets{run}r"),
         post(_widgets("widgets{run}r"), _widget("w", size=50), pick=("spec",)),
         patch(
             _crd_path("widgets{run}r"),

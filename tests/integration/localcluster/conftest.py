@@ -113,3 +113,29 @@ def raw_call(
             return resp.status, decoded(resp.read())
     except urllib.error.HTTPError as err:
         return err.code, decoded(err.read())
+
+
+def example_crd(
+    kind: str, schema: dict[str, Any], subresources: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A namespaced CRD `<kind>s.example.com` serving v1 with `schema` as its openAPIV3Schema."""
+    plural = f"{kind.lower()}s"
+    version: dict[str, Any] = {
+        "name": "v1",
+        "served": True,
+        "storage": True,
+        "schema": {"openAPIV3Schema": schema},
+    }
+    if subresources is not None:
+        version["subresources"] = subresources
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"kind": kind, "plural": plural, "singular": kind.lower()},
+            "versions": [version],
+        },
+    }

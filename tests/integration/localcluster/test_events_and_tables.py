@@ -9,7 +9,7 @@ import pytest
 
 from ascendjob_controller.localcluster.cluster import LocalCluster
 
-from .conftest import eventually, raw_call
+from .conftest import eventually, example_crd, raw_call
 
 pytestmark = pytest.mark.integration
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"
@@ -98,24 +98,7 @@ def test_crd_defaults_apply_to_stored_objects_on_read(
                 }
             },
         }
-        return {
-            "apiVersion": "apiextensions.k8s.io/v1",
-            "kind": "CustomResourceDefinition",
-            "metadata": {"name": "paints.example.com"},
-            "spec": {
-                "group": "example.com",
-                "scope": "Namespaced",
-                "names": {"plural": "paints", "singular": "paint", "kind": "Paint"},
-                "versions": [
-                    {
-                        "name": "v1",
-                        "served": True,
-                        "storage": True,
-                        "schema": {"openAPIV3Schema": schema},
-                    }
-                ],
-            },
-        }
+        return example_crd("Paint", schema)
 
     crds = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
     assert raw_call(cluster, "POST", crds, json.dumps(crd({"type": "string"})).encode())[0] == 201

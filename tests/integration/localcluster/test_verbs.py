@@ -10,7 +10,7 @@ from kubernetes.client.rest import ApiException
 
 from ascendjob_controller.localcluster.cluster import LocalCluster
 
-from .conftest import acjob_body, pod_body, raw_call
+from .conftest import acjob_body, example_crd, pod_body, raw_call
 
 pytestmark = pytest.mark.integration
 GROUP, VERSION, PLURAL = "mindxdl.gitee.com", "v1", "ascendjobs"
@@ -264,34 +264,8 @@ def test_malformed_crd_is_422_and_not_served(cluster: LocalCluster) -> None:
 def test_crd_created_at_run_time_is_served_and_established(
     cluster: LocalCluster, custom: Any, namespace: str
 ) -> None:
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "gizmos.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"kind": "Gizmo", "plural": "gizmos", "singular": "gizmo"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "properties": {
-                                "spec": {
-                                    "type": "object",
-                                    "properties": {"size": {"type": "integer"}},
-                                }
-                            },
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    spec = {"type": "object", "properties": {"size": {"type": "integer"}}}
+    crd = example_crd("Gizmo", {"type": "object", "properties": {"spec": spec}})
     code, created = raw_call(
         cluster,
         "POST",
@@ -327,36 +301,12 @@ def test_crd_created_at_run_time_is_served_and_established(
 
 def _sprocket_crd(size_schema: dict[str, Any]) -> dict[str, Any]:
     properties = {"size": size_schema, "color": {"type": "string"}}
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "sprockets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"kind": "Sprocket", "plural": "sprockets", "singular": "sprocket"},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "subresources": {"status": {}},
-                    "schema": {
-                        "openAPIV3Schema": {
-                            "type": "object",
-                            "properties": {
-                                "spec": {"type": "object", "properties": properties},
-                                "status": {
-                                    "type": "object",
-                                    "properties": {"phase": {"type": "string"}},
-                                },
-                            },
-                        }
-                    },
-                }
-            ],
-        },
+    status = {"type": "object", "properties": {"phase": {"type": "string"}}}
+    schema = {
+        "type": "object",
+        "properties": {"spec": {"type": "object", "properties": properties}, "status": status},
     }
+    return example_crd("Sprocket", schema, {"status": {}})
 
 
 def test_a_tightened_schema_ratchets_what_an_update_leaves_unchanged(
