@@ -104,24 +104,31 @@ def owner_ref(kind: str, name: str, uid: str, api_version: str = "v1", **extra: 
     return {"apiVersion": api_version, "kind": kind, "name": name, "uid": uid, **extra}
 
 
-def crd(plural: str, kind: str, schema: dict[str, Any]) -> dict[str, Any]:
-    """A namespaced CRD in the fidelity.example.com group with one served version."""
+def crd(
+    plural: str,
+    kind: str,
+    schema: dict[str, Any],
+    group: str = "fidelity.example.com",
+    subresources: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A namespaced CRD with one served version (with a status subresource unless told)."""
+    version: dict[str, Any] = {
+        "name": "v1",
+        "served": True,
+        "storage": True,
+        "schema": {"openAPIV3Schema": schema},
+        "subresources": {"status": {}} if subresources is None else subresources,
+    }
+    if not version["subresources"]:
+        del version["subresources"]
     return {
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.fidelity.example.com"},
+        "metadata": {"name": f"{plural}.{group}"},
         "spec": {
-            "group": "fidelity.example.com",
+            "group": group,
             "scope": "Namespaced",
             "names": {"plural": plural, "singular": plural[:-1], "kind": kind},
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": schema},
-                    "subresources": {"status": {}},
-                }
-            ],
+            "versions": [version],
         },
     }

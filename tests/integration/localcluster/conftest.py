@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from ascendjob_controller.localcluster.cluster import LocalCluster
+from hack.fidelity.corpus.objects import crd
 
 WINDOW = 200
 
@@ -118,24 +119,6 @@ def raw_call(
 def example_crd(
     kind: str, schema: dict[str, Any], subresources: dict[str, Any] | None = None
 ) -> dict[str, Any]:
-    """A namespaced CRD `<kind>s.example.com` serving v1 with `schema` as its openAPIV3Schema."""
-    plural = f"{kind.lower()}s"
-    version: dict[str, Any] = {
-        "name": "v1",
-        "served": True,
-        "storage": True,
-        "schema": {"openAPIV3Schema": schema},
-    }
-    if subresources is not None:
-        version["subresources"] = subresources
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"kind": kind, "plural": plural, "singular": kind.lower()},
-            "versions": [version],
-        },
-    }
+    """A namespaced CRD `<kind>s.example.com` serving v1 with `schema` (the fidelity corpus's
+    builder, in the example.com group; no subresources unless given)."""
+    return crd(f"{kind.lower()}s", kind, schema, "example.com", subresources or {})
