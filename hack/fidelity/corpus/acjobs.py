@@ -87,6 +87,14 @@ def _established_widgets(plural: str) -> tuple[Step, Step]:
     )
 
 
+def _schema_swap(plural: str, schema: dict[str, object]) -> Step:
+    """A scored PATCH of the Widget CRD's one version to `schema` (the new generation)."""
+    version = crd("x", "Widget", schema)["spec"]["versions"][0]
+    return patch(
+        _crd_path(plural), {"spec": {"versions": [version]}}, pick=("metadata.generation",)
+    )
+
+
 def _widget(name: str, **spec: object) -> dict[str, object]:
     return {
         "apiVersion": "fidelity.example.com/v1",
@@ -202,17 +210,7 @@ CASES = [
         ),
         post(_widgets("widgets{run}a"), _widget("w", size=1), pick=("spec",), until=None),
         get(_widgets("widgets{run}a") + "/w", pick=("spec",)),
-        patch(
-            _crd_path("widgets{run}a"),
-            {
-                "spec": {
-                    "versions": [
-                        {**crd("x", "Widget", WIDGET_SCHEMA_DEFAULTED)["spec"]["versions"][0]}
-                    ]
-                }
-            },
-            pick=("metadata.generation",),
-        ),
+        _schema_swap("widgets{run}a", WIDGET_SCHEMA_DEFAULTED),
         wait_for(
             _widgets("widgets{run}a") + "/w", Until(has="spec.color", timeout=15), pick=("spec",)
         ),
@@ -234,17 +232,7 @@ CASES = [
         "crd-validation-ratcheting",
         *_established_widgets("widgets{run}r"),
         post(_widgets("widgets{run}r"), _widget("w", size=50), pick=("spec",)),
-        patch(
-            _crd_path("widgets{run}r"),
-            {
-                "spec": {
-                    "versions": [
-                        {**crd("x", "Widget", WIDGET_SCHEMA_CAPPED)["spec"]["versions"][0]}
-                    ]
-                }
-            },
-            pick=("metadata.generation",),
-        ),
+        _schema_swap("widgets{run}r", WIDGET_SCHEMA_CAPPED),
         # the stricter schema is in force once a new widget of size 50 is refused
         post(
             _widgets("widgets{run}r") + "?dryRun=All",
