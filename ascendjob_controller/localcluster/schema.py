@@ -147,9 +147,9 @@ def _old_child(old: Any, key: str) -> Any:
     return old.get(key, _NEW) if isinstance(old, dict) else _NEW
 
 
-def _old_items(schema: dict[str, Any], old: Any) -> dict[tuple[Any, ...], Any]:
-    """A map list's old items by their keys; {} for other lists (their items are not matched)."""
-    keys = schema.get("x-kubernetes-list-map-keys") or []
+def _old_items(schema: dict[str, Any], keys: list[str], old: Any) -> dict[tuple[Any, ...], Any]:
+    """A map list's old items by their `keys`; {} for other lists (their items are not
+    matched)."""
     if schema.get("x-kubernetes-list-type") != "map" or not keys or not isinstance(old, list):
         return {}
     return {_item_key(keys, item): item for item in old if isinstance(item, dict)}
@@ -352,8 +352,8 @@ def _validate_array(
         )
     items = schema.get("items")
     if isinstance(items, dict):
-        before = _old_items(schema, old)
         keys = schema.get("x-kubernetes-list-map-keys") or []
+        before = _old_items(schema, keys, old)
         for i, item in enumerate(value):
             was = (
                 before.get(_item_key(keys, item), _NEW)
