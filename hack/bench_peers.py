@@ -7,6 +7,10 @@ Running -> Succeeded, the Service deleted at the end.
   ours     `ascendjob-controller run`, started as hack/bench_controller.py starts it
   kopf     hack/peers/kopf_operator.py under `kopf run --standalone` (kopf 1.x)
   perfect  hack/peers/perfect.py: raw watches and the minimal writes, no Events
+  perfect-events  the perfect client also sending the Events ours sends (`--events`): an
+           analysis row, not one of the issue's three. The bed sets the pace, so a contender's
+           jobs/s follow the bed CPU its requests cause; ours / perfect-events shows how far
+           ours is from a minimal client doing the same writes, Events included
 
 Each contender gets, per round, a fresh local cluster (its own process, simulated kubelet on)
 and a counting proxy (hack/peers/proxy.py, its own process) in front of it, so requests are
@@ -24,7 +28,7 @@ exactly one successful Service and pod create per child, counted at the proxy a 
 (6 s, past kopf's 5 s consistency timeout) after the end, so a create handler rerun that
 resurrects a Service is caught.
 
-One table, one row per contender, and the ratios ours/perfect and ours/kopf from the same run.
+One table, one row per contender, and the ratios of ours to each peer from the same run.
 `--quick` runs a handful of jobs for the smoke test; its figures mean nothing. `--pin-bed`
 puts each local cluster alone on one CPU and everything else on the other CPUs, as if the API
 server had a machine of its own: an analysis of how much of a contender's figures is CPU
@@ -68,7 +72,9 @@ from hack.peers.lifecycle import (  # noqa: E402
 )
 from hack.peers.proxy import COUNTS_PATH  # noqa: E402
 
-CONTENDERS = ("ours", "kopf", "perfect")
+CONTENDERS = ("ours", "kopf", "perfect", "perfect-events")
+#: What each ours / peer line calls the peer.
+RATIO_PEERS = ("perfect", "kopf", "perfect-events")
 SERVICES_PATH = f"/api/v1/namespaces/{bc.NAMESPACE}/services"
 READY_TIMEOUT = 90.0
 
@@ -131,13 +137,16 @@ def _wait_watching(px: Proxy, proc: subprocess.Popen[bytes], log: Path) -> None:
 
 @contextlib.contextmanager
 def peer(name: str, home: Path, px: Proxy) -> Iterator[int]:
-    """The kopf operator or the perfect client in its own process; yields its pid."""
+    """The kopf operator or the perfect client (with or without Events) in its own process;
+    yields its pid."""
     if name == "kopf":
         args = [sys.executable, "-m", "kopf", "run", "--standalone"]
         args += ["--namespace", bc.NAMESPACE, "-m", "hack.peers.kopf_operator"]
     else:
         args = [sys.executable, "-m", "hack.peers.perfect", "--server", px.url]
         args += ["--namespace", bc.NAMESPACE]
+        if name == "perfect-events":
+            args.append("--events")
     env = {**os.environ, "KUBECONFIG": str(home / "kubeconfig")}
     log = home / f"{name}.log"
     with log.open("wb") as log_file:
@@ -540,7 +549,7 @@ def report(results: list[Result], rounds: int, linger: float, pin_bed: bool = Fa
     )
     by_name = {r.name: r for r in results}
     ours = by_name.get("ours")
-    for other in ("perfect", "kopf"):
+    for other in RATIO_PEERS:
         if ours is None or other not in by_name:
             continue
         peer = by_name[other]
@@ -584,11 +593,13 @@ def report_rounds(rates: dict[str, list[float]]) -> None:
     print("  jobs/s round by round (each round runs every contender once, in rotated order):")
     for name, values in rates.items():
         print(f"    {name}: " + " ".join(f"{v:.1f}" for v in values))
-    if "ours" in rates and "perfect" in rates:
-        each = round_ratios(rates["ours"], rates["perfect"])
+    for peer in ("perfect", "perfect-events"):
+        if "ours" not in rates or peer not in rates:
+            continue
+        each = round_ratios(rates["ours"], rates[peer])
         if each:
             print(
-                "    ours / perfect per round: "
+                f"    ours / {peer} per round: "
                 + " ".join(f"x{r:.2f}" for r in each)
                 + f" (median x{statistics.median(each):.2f})"
             )

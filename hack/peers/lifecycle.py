@@ -123,6 +123,57 @@ def service_body(job: JSON) -> JSON:
     }
 
 
+def lifecycle_events(job: JSON, state: str) -> list[tuple[str, str, str]]:
+    """(type, reason, message) of the Events ours sends when the job reaches `state`:
+    job/child_events.py's, for this job (one Event per kind of child created, the transition
+    to a finished state naming the Service its cleanup deleted). For the perfect client's
+    analysis variant, which sends what ours sends so that only the way of sending differs."""
+    name = job["metadata"]["name"]
+    if state == CREATED:
+        pods = [pod_name(name, rtype, index) for rtype, index in replicas(job)]
+        what = f"pod: {pods[0]}" if len(pods) == 1 else f"{len(pods)} pods: {', '.join(pods)}"
+        return [
+            ("Normal", "SuccessfulCreateService", f"Created service: {service_name(name)}"),
+            ("Normal", "SuccessfulCreatePod", f"Created {what}"),
+        ]
+    if state in TERMINAL:
+        reason, text = _REASONS[state]
+        key = f"{job['metadata'].get('namespace', '')}/{name}"
+        kind = "Warning" if state == FAILED else "Normal"
+        return [
+            (kind, reason, f"AscendJob {key} {text[:-1]}. Deleted service: {service_name(name)}.")
+        ]
+    return []
+
+
+def event_body(job: JSON, type_: str, reason: str, message: str, component: str) -> JSON:
+    """A core/v1 Event about `job`, shaped as ours (kube/events.py): a new Event, count 1."""
+    meta = job["metadata"]
+    stamp = now()
+    involved = {
+        "apiVersion": API_VERSION,
+        "kind": KIND,
+        "name": meta["name"],
+        "namespace": meta.get("namespace", ""),
+        "uid": meta.get("uid", ""),
+        "resourceVersion": meta.get("resourceVersion", ""),
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {"name": f"{meta['name']}.{time.time_ns():x}", "namespace": meta["namespace"]},
+        "involvedObject": {k: v for k, v in involved.items() if v},
+        "reason": reason,
+        "message": message,
+        "type": type_,
+        "count": 1,
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "source": {"component": component},
+        "reportingComponent": component,
+    }
+
+
 def pod_body(job: JSON, rtype: str, index: int, cluster_ip: str) -> JSON:
     """One replica's pod from its template: labels, rank annotation and env as ours (the
     module docstring says which); no ownerReference, each peer adds it its own way."""

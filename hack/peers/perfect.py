@@ -9,6 +9,11 @@ create per pod, one status merge patch per state it reaches (a shard writes only
 decided state, so states passed while a write was queued are skipped), and the Service delete
 once finished. No Events, no reads except the watches' initial LISTs and a GET after a 409.
 
+`--events` is an analysis variant (bench_peers' `perfect-events`): it also sends the Events
+ours sends for the job (hack/peers/lifecycle.lifecycle_events: the two child creates', the
+finished transition's), from one sender thread as ours' recorder does, so that ours can be
+compared with a minimal client doing the same writes. Issue 12's perfect client sends none.
+
 Standard library only (plus hack/peers/lifecycle.py), so its RSS is that of a bare client.
 `python -m hack.peers.perfect --server URL --namespace NS`; stopped by SIGTERM.
 """
@@ -38,6 +43,8 @@ from hack.peers.lifecycle import (
     TERMINAL,
     TYPE_LABEL,
     VERSION,
+    event_body,
+    lifecycle_events,
     owner_reference,
     pod_body,
     replica_statuses,
@@ -57,6 +64,8 @@ SHARDS = 4
 #: local cluster filed them as "unknown", which merged them with any other anonymous writer.
 USER_AGENT = "perfect-client/v1.0 (linux/amd64) python"
 WATCH_SECONDS = 1800
+#: The Events' source.component and reportingComponent under `--events`.
+COMPONENT = "perfect-client"
 
 
 def fatal_on_error(target: Callable[..., None]) -> Callable[..., None]:
@@ -126,6 +135,10 @@ class Paths:
     def services(self) -> str:
         return f"/api/v1/namespaces/{self.namespace}/services"
 
+    @property
+    def events(self) -> str:
+        return f"/api/v1/namespaces/{self.namespace}/events"
+
 
 def watch_forever(server: str, path: str, selector: str, kind: str, out: queue.Queue[Any]) -> None:
     """LIST then WATCH `path` for ever, putting (kind, type, object) on `out`.
@@ -179,8 +192,14 @@ class Perfect:
     # job -> pod -> (replica-type label, phase)
     phases: dict[str, dict[str, tuple[str | None, str | None]]] = field(default_factory=dict)
     shards: list[queue.Queue[tuple[str, Job]]] = field(default_factory=list)
+    #: The Events to send (`--events`), None when the client sends none.
+    outbox: queue.Queue[JSON] | None = None
 
     def run(self) -> None:
+        if self.outbox is not None:
+            threading.Thread(
+                target=fatal_on_error(self._send_events), args=(self.outbox,), daemon=True
+            ).start()
         for _ in range(SHARDS):
             self.shards.append(queue.Queue())
             threading.Thread(
@@ -266,6 +285,7 @@ class Perfect:
             code, out = api.call("POST", self.paths.pods, pod)
             if code >= 300 and code != 409:
                 raise RuntimeError(f"pod of {job.name}: {code} {out}")
+        self._announce(job, CREATED)
 
     def _write_status(self, api: Api, job: Job) -> None:
         """Write the latest decided state if it is ahead of what was written."""
@@ -282,14 +302,35 @@ class Perfect:
             code, out = api.call("DELETE", f"{self.paths.services}/{service_name(job.name)}")
             if code >= 300 and code != 404:
                 raise RuntimeError(f"delete Service of {job.name}: {code} {out}")
+            self._announce(job, target)
+
+    def _announce(self, job: Job, state: str) -> None:
+        """Hand the Events ours sends on reaching `state` to the sender (`--events` only)."""
+        if self.outbox is None:
+            return
+        for type_, reason, message in lifecycle_events(job.body, state):
+            self.outbox.put(event_body(job.body, type_, reason, message, COMPONENT))
+
+    def _send_events(self, outbox: queue.Queue[JSON]) -> None:
+        """POST each Event in turn on a connection of its own, off the shards' path."""
+        api = Api(self.server)
+        while True:
+            body = outbox.get()
+            code, out = api.call("POST", self.paths.events, body)
+            if code >= 300:
+                raise RuntimeError(f"Event {body['reason']}: {code} {out}")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", required=True, help="API server URL (the counting proxy)")
     parser.add_argument("--namespace", required=True)
+    parser.add_argument(
+        "--events", action="store_true", help="also send ours' Events (an analysis variant)"
+    )
     args = parser.parse_args(argv)
-    Perfect(args.server, Paths(args.namespace)).run()
+    outbox: queue.Queue[JSON] | None = queue.Queue() if args.events else None
+    Perfect(args.server, Paths(args.namespace), outbox=outbox).run()
     return 0
 
 

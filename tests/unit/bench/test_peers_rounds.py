@@ -1,4 +1,5 @@
-"""bench_peers prints every round's jobs/s and ours / perfect round by round, with a median."""
+"""bench_peers prints every round's jobs/s and ours / each perfect client round by round, with a
+median."""
 
 from __future__ import annotations
 
@@ -32,3 +33,16 @@ def test_the_rounds_report_lists_each_round_and_the_median(
 def test_one_round_prints_nothing(capsys: pytest.CaptureFixture[str]) -> None:
     report_rounds({"ours": [90.0], "perfect": [100.0]})
     assert capsys.readouterr().out == ""
+
+
+def test_the_perfect_clients_variant_with_events_gets_its_own_ratio_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    report_rounds(
+        {"ours": [90.0, 80.0], "perfect": [100.0, 100.0], "perfect-events": [90.0, 100.0]}
+    )
+    out = capsys.readouterr().out.splitlines()
+    assert out[-2:] == [
+        "    ours / perfect per round: x0.90 x0.80 (median x0.85)",
+        "    ours / perfect-events per round: x1.00 x0.80 (median x0.90)",
+    ]

@@ -1,7 +1,8 @@
 """Smoke test of hack/bench_peers.py (issue 12's three-way comparison) in --quick mode.
 
 Not a timing assertion (speed is measured by `make bench`, never by tests): it checks that
-our controller, the kopf operator and the perfect client each run a few jobs end to end
+our controller, the kopf operator and the perfect client (also in its analysis variant that
+sends ours' Events) each run a few jobs end to end
 behind their counting proxies, that the one table has a row of positive figures for each,
 that every contender passed the correctness check (no duplicate children, no status
 regression, no Service left), and that nothing is left running.
@@ -15,11 +16,21 @@ from pathlib import Path
 import pytest
 
 from tests.processes import run_script
-from tests.unit.bench.test_bench_smoke import NUMBER, _row
+from tests.unit.bench.test_bench_smoke import NUMBER
 
 REPO = Path(__file__).resolve().parents[3]
 SCRIPT = REPO / "hack" / "bench_peers.py"
-CONTENDERS = ("ours", "kopf", "perfect")
+CONTENDERS = ("ours", "kopf", "perfect", "perfect-events")
+
+
+def _row(output: str, name: str) -> list[float]:
+    """The numeric cells of the table row of contender `name` (its first cell exactly: the
+    perfect client's name begins its variant's)."""
+    for line in output.splitlines():
+        first, _, rest = line.strip().partition(" ")
+        if first == name and re.match(rf"\s*{NUMBER}", rest):
+            return [float(n.replace(",", "")) for n in re.findall(NUMBER, rest)]
+    raise AssertionError(f"row {name!r} missing from:\n{output}")
 
 
 @pytest.fixture(scope="module")
@@ -38,22 +49,25 @@ def test_one_table_with_a_row_per_contender(quick_output: str) -> None:
         # for the perfect client's): 0 ticks happens, and once failed `make test`.
         assert proxy_ms >= 0, (name, row)
         assert quiet > 0 and 0 <= events < requests, name
-    # The perfect client sends no Events and at least the 6 minimal requests per job.
+    # The perfect client sends no Events and at least the 6 minimal requests per job; its
+    # variant sends ours' three Events per job on top of them.
     assert _row(quick_output, "perfect")[5] == 0
     assert _row(quick_output, "perfect")[4] >= 6
+    assert _row(quick_output, "perfect-events")[5] == 3
+    assert _row(quick_output, "perfect-events")[4] >= 9
 
 
 @pytest.mark.slow
 def test_every_contender_passed_the_correctness_check(quick_output: str) -> None:
     for name in CONTENDERS:
-        line = next(ln for ln in quick_output.splitlines() if ln.strip().startswith(name))
+        line = next(ln for ln in quick_output.splitlines() if ln.split()[:1] == [name])
         assert line.rstrip().endswith("ok"), line
         assert re.search(rf"^\s+{name}: ok \(", quick_output, re.MULTILINE), quick_output
 
 
 @pytest.mark.slow
 def test_ratios_come_from_the_same_run(quick_output: str) -> None:
-    for other in ("perfect", "kopf"):
+    for other in ("perfect", "kopf", "perfect-events"):
         found = re.search(
             rf"ours / {other} \(same run\): jobs/s x{NUMBER}, CPU per job x{NUMBER}", quick_output
         )
@@ -65,7 +79,7 @@ def test_ratios_come_from_the_same_run(quick_output: str) -> None:
 def test_the_beds_busy_share_is_given_per_contender(quick_output: str) -> None:
     line = next(ln for ln in quick_output.splitlines() if "the bed's CPU from the first POST" in ln)
     for name in CONTENDERS:
-        found = re.search(rf"{name} (\d+) %", line)
+        found = re.search(rf"[ :]{name} (\d+) %", line)
         assert found, line
         assert 0 <= int(found.group(1)) <= 200, line  # one process: at most ~1 core, ticks aside
     assert re.search(rf"bed CPU per job x{NUMBER}", quick_output), quick_output
