@@ -21,6 +21,7 @@ from typing import Any, TextIO
 
 import orjson
 import structlog
+from structlog.tracebacks import ExceptionDictTransformer
 from structlog.typing import EventDict, Processor
 
 # Libraries that are chatty at DEBUG/INFO; they only speak up at WARNING unless we run at debug.
@@ -40,6 +41,15 @@ def _shared_processors() -> list[Processor]:
 
 
 _LEADING_FIELDS = ("timestamp", "level", "logger", "event")
+
+#: Exceptions as structured frames, without the frames' local variables. structlog's
+#: `dict_tracebacks` shows them by default, and a local may hold a secret: the bearer token
+#: the transport puts in a request's headers, a kubeconfig's credentials. A log line is read
+#: by more people than the Secret it would leak. The type, message and file/line/function of
+#: every frame are still written.
+_STRUCTURED_TRACEBACKS = structlog.processors.ExceptionRenderer(
+    ExceptionDictTransformer(show_locals=False)
+)
 
 
 def _leading_fields_first(_logger: Any, _method: str, event: EventDict) -> EventDict:
@@ -71,7 +81,11 @@ def _json_line(
 
 def _renderer(log_format: str) -> Processor:
     if log_format == "console":
-        return structlog.dev.ConsoleRenderer(colors=False, sort_keys=False)
+        # The standard library's traceback text: with `rich` or `better_exceptions` installed
+        # the default would print every frame's locals (see _STRUCTURED_TRACEBACKS).
+        return structlog.dev.ConsoleRenderer(
+            colors=False, sort_keys=False, exception_formatter=structlog.dev.plain_traceback
+        )
     return structlog.processors.JSONRenderer(serializer=_json_line)
 
 
@@ -89,7 +103,7 @@ def configure(
     shared = _shared_processors()
     rendering: list[Processor] = []
     if log_format == "json":
-        rendering += [structlog.processors.dict_tracebacks, _leading_fields_first]
+        rendering += [_STRUCTURED_TRACEBACKS, _leading_fields_first]
     rendering.append(_renderer(log_format))
     final = [structlog.stdlib.ProcessorFormatter.remove_processors_meta, *rendering]
     foreign: list[Processor] = [*shared, structlog.stdlib.ExtraAdder(), _drop_formatter_fields]

@@ -176,3 +176,31 @@ def test_our_lines_are_rendered_once_and_written_as_rendered(
     assert copies.call_count == 1  # ProcessorFormatter's copy, for a foreign record only
     ours, theirs = lines(stream)
     assert (ours["event"], ours["n"], theirs["event"]) == ("ours", 1, "theirs")
+
+
+def _fail_holding(secret: str) -> None:
+    headers = {"Authorization": f"Bearer {secret}"}
+    raise RuntimeError(f"request failed with {len(headers)} header")
+
+
+@pytest.mark.parametrize("log_format", ["json", "console"])
+def test_an_exceptions_frames_are_logged_without_their_locals(
+    stream: io.StringIO, log_format: str
+) -> None:
+    """A local may hold a credential (the transport's Authorization header): the traceback
+    keeps the frames, the type and the message, never the variables."""
+    logs.configure(log_format, "info", stream=stream)
+    secret = "tok-3f9a1c"
+    try:
+        _fail_holding(secret)
+    except RuntimeError:
+        logs.get_logger("x").exception("request_failed")
+    text = stream.getvalue()
+    assert secret not in text
+    assert "request failed with 1 header" in text
+    assert "_fail_holding" in text
+    if log_format == "json":
+        [line] = lines(stream)
+        [exc] = line["exception"]
+        assert exc["exc_type"] == "RuntimeError"
+        assert all("locals" not in frame for frame in exc["frames"])
