@@ -124,10 +124,12 @@ def service_body(job: JSON) -> JSON:
 
 
 def lifecycle_events(job: JSON, state: str) -> list[tuple[str, str, str]]:
-    """(type, reason, message) of the Events ours sends when the job reaches `state`:
-    job/child_events.py's, for this job (one Event per kind of child created, the transition
-    to a finished state naming the Service its cleanup deleted). For the perfect client's
-    analysis variant, which sends what ours sends so that only the way of sending differs."""
+    """(type, reason, message) of the Events ours sends when the benchmark's job reaches
+    `state`: job/child_events.py's (one Event per kind of child created; on success, the
+    transition's Event naming the Service its cleanup deleted). For the perfect client's
+    analysis variant, which sends what ours sends so that only the way of sending differs.
+    The benchmark's jobs succeed; a failure's Event carries the failure's own message, which
+    the peers do not know, so none is given for it."""
     name = job["metadata"]["name"]
     if state == CREATED:
         pods = [pod_name(name, rtype, index) for rtype, index in replicas(job)]
@@ -136,12 +138,15 @@ def lifecycle_events(job: JSON, state: str) -> list[tuple[str, str, str]]:
             ("Normal", "SuccessfulCreateService", f"Created service: {service_name(name)}"),
             ("Normal", "SuccessfulCreatePod", f"Created {what}"),
         ]
-    if state in TERMINAL:
+    if state == SUCCEEDED:
         reason, text = _REASONS[state]
         key = f"{job['metadata'].get('namespace', '')}/{name}"
-        kind = "Warning" if state == FAILED else "Normal"
         return [
-            (kind, reason, f"AscendJob {key} {text[:-1]}. Deleted service: {service_name(name)}.")
+            (
+                "Normal",
+                reason,
+                f"AscendJob {key} {text[:-1]}. Deleted service: {service_name(name)}.",
+            )
         ]
     return []
 

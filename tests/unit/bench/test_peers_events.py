@@ -18,6 +18,7 @@ from ascendjob_controller.job.status import Observation, decide
 from ascendjob_controller.kube.events import EventAggregator, event_key, involved_object
 from hack.peers.lifecycle import (
     CREATED,
+    FAILED,
     RUNNING,
     SUCCEEDED,
     event_body,
@@ -53,8 +54,11 @@ def test_success_names_the_deleted_service_in_the_transitions_event_as_ours_does
     assert lifecycle_events(job, SUCCEEDED) == as_tuples(ours)
 
 
-def test_running_sends_no_event() -> None:
-    assert lifecycle_events(stored_job(), RUNNING) == []
+@pytest.mark.parametrize("state", [RUNNING, FAILED])
+def test_running_and_failing_send_no_event(state: str) -> None:
+    """Ours sends none on Running; a failure's Event has the failure's message, which the
+    peers do not know (the benchmark's jobs succeed)."""
+    assert lifecycle_events(stored_job(), state) == []
 
 
 @pytest.mark.parametrize("reason", ["SuccessfulCreatePod", "JobSucceeded"])
