@@ -8,9 +8,10 @@ Running -> Succeeded, the Service deleted at the end.
   kopf     hack/peers/kopf_operator.py under `kopf run --standalone` (kopf 1.x)
   perfect  hack/peers/perfect.py: raw watches and the minimal writes, no Events
   perfect-events  the perfect client also sending the Events ours sends (`--events`): an
-           analysis row, not one of the issue's three. The bed sets the pace, so a contender's
-           jobs/s follow the bed CPU its requests cause; ours / perfect-events shows how far
-           ours is from a minimal client doing the same writes, Events included
+           analysis row, not one of the issue's three. On two cores shared by the bed, the
+           contender and the proxy, jobs/s follow the CPU a job costs all three
+           (docs/benchmarks.md, "Tenth round"), Events included; ours / perfect-events shows
+           how far ours is from a minimal client doing the same writes
 
 Each contender gets, per round, a fresh local cluster (its own process, simulated kubelet on)
 and a counting proxy (hack/peers/proxy.py, its own process) in front of it, so requests are
