@@ -2,10 +2,15 @@
 
 structlog does the formatting, and standard-library `logging` (the kubernetes client, urllib3,
 our own modules that use `logging.getLogger`) is routed through the same processors by one
-`ProcessorFormatter` on the root handler (structlog's own lines are rendered by those
-processors in structlog's chain and only written by the handler), so every line has the same
-shape whoever wrote it:
+`ProcessorFormatter` on the root handler, so every line has the same shape whoever wrote it:
 `timestamp` (ISO 8601, UTC), `level`, `event`, `logger`, plus the bound fields.
+
+structlog's own lines do not go through `logging` at all: they are filtered by level before
+any work (structlog's filtering bound logger), rendered by structlog's chain, and written to
+the root handler's stream under the handler's lock (`_LineSink`), so the two kinds of line
+share one stream and never interleave. Through `logging`, each line built a `LogRecord` and
+ran the handler's machinery for a line already rendered, and a debug line that is not
+written still ran the first processor (figures in docs/benchmarks.md, "Twelfth round").
 
 Convention for callers: one event name per line (`"reconcile finished"`, not a sentence with
 values spliced in); values go in fields so they can be queried.
@@ -22,7 +27,7 @@ from typing import Any, TextIO
 import orjson
 import structlog
 from structlog.tracebacks import ExceptionDictTransformer
-from structlog.typing import EventDict, Processor
+from structlog.typing import EventDict, FilteringBoundLogger, Processor
 
 # Libraries that are chatty at DEBUG/INFO; they only speak up at WARNING unless we run at debug.
 NOISY_LOGGERS = ("urllib3", "kubernetes", "kubernetes.client.rest")
@@ -57,6 +62,25 @@ def _leading_fields_first(_logger: Any, _method: str, event: EventDict) -> Event
     ordered = {key: event[key] for key in _LEADING_FIELDS if key in event}
     ordered.update((key, value) for key, value in event.items() if key not in ordered)
     return ordered
+
+
+_STAMPER = structlog.processors.TimeStamper(fmt="iso", utc=True)
+_LEVEL_OF_METHOD = {"warn": "warning", "exception": "error"}
+
+
+def _head_fields(logger: Any, method: str, event: EventDict) -> EventDict:
+    """timestamp, level, logger and event of one of structlog's own lines, first, at once.
+
+    What `add_log_level`, `add_logger_name`, `TimeStamper` and `_leading_fields_first` do
+    one after another for the libraries' lines, in one dict built in the leading order; the
+    same values (the timestamp by the same `TimeStamper`).
+    """
+    head: EventDict = _STAMPER(logger, method, {})
+    head["level"] = _LEVEL_OF_METHOD.get(method, method)
+    head["logger"] = logger.name
+    head["event"] = event.pop("event", None)
+    head.update(event)
+    return head
 
 
 def _drop_formatter_fields(_logger: Any, _method: str, event: EventDict) -> EventDict:
@@ -107,7 +131,7 @@ def configure(
     rendering.append(_renderer(log_format))
     final = [structlog.stdlib.ProcessorFormatter.remove_processors_meta, *rendering]
     foreign: list[Processor] = [*shared, structlog.stdlib.ExtraAdder(), _drop_formatter_fields]
-    formatter = _Formatter(foreign_pre_chain=foreign, processors=final)
+    formatter = structlog.stdlib.ProcessorFormatter(foreign_pre_chain=foreign, processors=final)
 
     handler = logging.StreamHandler(stream if stream is not None else sys.stdout)
     handler.set_name(_HANDLER_NAME)
@@ -121,43 +145,78 @@ def configure(
     for name in NOISY_LOGGERS:
         logging.getLogger(name).setLevel(level if level <= logging.DEBUG else logging.WARNING)
 
+    _SINK.handler = handler
+    ours: list[Processor] = [*shared, *rendering]
+    if log_format == "json":
+        # The same line, its leading fields set in one step: `_head_fields`.
+        ours = [
+            structlog.contextvars.merge_contextvars,
+            _head_fields,
+            structlog.processors.StackInfoRenderer(),
+            _STRUCTURED_TRACEBACKS,
+            _renderer(log_format),
+        ]
     structlog.configure(
-        processors=[
-            structlog.stdlib.filter_by_level,
-            *shared,
-            structlog.stdlib.PositionalArgumentsFormatter(),
-            *rendering,
-            _as_rendered_record,
-        ],
-        logger_factory=structlog.stdlib.LoggerFactory(),
-        wrapper_class=structlog.stdlib.BoundLogger,
+        processors=ours,
+        logger_factory=_line_logger,
+        wrapper_class=structlog.make_filtering_bound_logger(level),
         cache_logger_on_first_use=False,
     )
 
 
-#: Marks a LogRecord whose message structlog rendered already (see `_Formatter`).
-_RENDERED = "_ascendjob_rendered"
+class _LineSink:
+    """Where structlog's rendered lines go: the stream of the handler `configure` installed.
 
-
-def _as_rendered_record(_logger: Any, _method: str, line: Any) -> tuple[Any, ...]:
-    """structlog's last step: hand logging the finished line, marked as such.
-
-    structlog's own lines used to reach the handler as an event dict, which
-    `ProcessorFormatter` rendered after copying the record (a second LogRecord, with its
-    path parsing) and re-running its chain: about 10 of an info line's 25 us. They are now
-    rendered in structlog's chain, by the same processors, and only written by logging.
+    Written under the handler's own lock, as `StreamHandler.emit` writes the libraries'
+    lines, and flushed after each line like them. A failed write (a closed pipe) drops the
+    line: logging must never stop a reconcile.
     """
-    return (line,), {"extra": {_RENDERED: True}}
+
+    def __init__(self) -> None:
+        self.handler: logging.StreamHandler[Any] | None = None
+
+    def write(self, line: str) -> None:
+        handler = self.handler
+        if handler is None:
+            return
+        handler.acquire()
+        try:
+            stream = handler.stream
+            stream.write(line + handler.terminator)
+            stream.flush()
+        except Exception:  # as logging.Handler.handleError: a log line never raises
+            pass
+        finally:
+            handler.release()
 
 
-class _Formatter(structlog.stdlib.ProcessorFormatter):
-    """Lines structlog rendered pass as they are; any other record (the libraries',
-    `logging.getLogger` users') goes through the shared processors as before."""
+_SINK = _LineSink()
 
-    def format(self, record: logging.LogRecord) -> str:
-        if record.__dict__.get(_RENDERED):
-            return str(record.msg)
-        return super().format(record)
+
+class _LineLogger:
+    """structlog's logger: every level method writes the finished line to `_SINK`.
+
+    `name` is what `add_logger_name` puts in the `logger` field.
+    """
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def msg(self, line: str) -> None:
+        _SINK.write(line)
+
+    debug = info = warning = warn = error = critical = exception = fatal = log = msg
+
+
+_LINE_LOGGERS: dict[str, _LineLogger] = {}
+
+
+def _line_logger(name: str = "ascendjob_controller", *_args: Any) -> _LineLogger:
+    """One `_LineLogger` per name, shared: they hold nothing but the name."""
+    logger = _LINE_LOGGERS.get(name)
+    if logger is None:
+        logger = _LINE_LOGGERS.setdefault(name, _LineLogger(name))
+    return logger
 
 
 def _skip_unused_record_fields() -> None:
@@ -174,10 +233,13 @@ def _skip_unused_record_fields() -> None:
     logging.logMultiprocessing = False
 
 
-def get_logger(name: str) -> structlog.stdlib.BoundLogger:
+def get_logger(name: str) -> FilteringBoundLogger:
     """A logger whose `logger` field is `name` (use the module's `__name__`)."""
-    logger: structlog.stdlib.BoundLogger = structlog.stdlib.get_logger(name)
+    logger: FilteringBoundLogger = structlog.get_logger(name)
     return logger
+
+
+_JOB_FIELDS = ("namespace", "name", "uid")
 
 
 def job_fields(obj: Mapping[str, Any]) -> dict[str, str]:
@@ -185,10 +247,14 @@ def job_fields(obj: Mapping[str, Any]) -> dict[str, str]:
     meta = obj.get("metadata") if isinstance(obj, Mapping) else None
     if not isinstance(meta, Mapping):
         return {}  # malformed: the line still goes out, just without the job's names
-    fields = {key: meta.get(key) for key in ("namespace", "name", "uid")}
-    return {key: str(value) for key, value in fields.items() if value}
+    fields: dict[str, str] = {}
+    for key in _JOB_FIELDS:
+        value = meta.get(key)
+        if value:
+            fields[key] = str(value)
+    return fields
 
 
-def bind_job(logger: structlog.stdlib.BoundLogger, obj: Mapping[str, Any]) -> Any:
+def bind_job(logger: FilteringBoundLogger, obj: Mapping[str, Any]) -> Any:
     """`logger` with the job's namespace, name and uid bound, so every line names its job."""
     return logger.bind(**job_fields(obj))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -144,7 +145,8 @@ def test_unknown_level_is_refused() -> None:
 
 def test_no_caller_thread_or_process_is_looked_up_for_a_line(stream: io.StringIO) -> None:
     """What no line prints is not computed: the caller's frame (a stack walk per line), the
-    thread and process names. Seen on the records themselves, structlog's and stdlib's."""
+    thread and process names. Seen on the records the handler gets: only the standard
+    library's line makes one (ours never reach `logging`)."""
     logs.configure("json", "info", stream=stream)
     records: list[logging.LogRecord] = []
     [handler] = [h for h in logging.getLogger().handlers if h.get_name() == "ascendjob-controller"]
@@ -157,25 +159,73 @@ def test_no_caller_thread_or_process_is_looked_up_for_a_line(stream: io.StringIO
     finally:
         handler.removeFilter(keep)
     assert [line["event"] for line in lines(stream)] == ["reconciled", "from the standard library"]
-    assert len(records) == 2
-    for record in records:
-        assert (record.funcName, record.lineno) == ("(unknown function)", 0)
-        assert record.threadName is None and record.processName is None
+    [record] = records
+    assert record.name == "ascendjob_controller.plain"
+    assert (record.funcName, record.lineno) == ("(unknown function)", 0)
+    assert record.threadName is None and record.processName is None
 
 
-def test_our_lines_are_rendered_once_and_written_as_rendered(
+def test_our_lines_are_rendered_once_and_never_become_records(
     stream: io.StringIO, mocker: Any
 ) -> None:
-    """structlog renders its own lines; the handler's formatter writes them as they are
-    (no copy of the record, no second run of the chain), and still formats the libraries'."""
+    """structlog renders its own lines and writes them to the handler's stream: no
+    LogRecord, no copy of one, no second run of the chain. The libraries' lines are still
+    formatted by the handler."""
     logs.configure("json", "info", stream=stream)
+    made = mocker.spy(logging.Logger, "makeRecord")
     copies = mocker.spy(logging, "makeLogRecord")
     logs.get_logger("ascendjob_controller.t").info("ours", n=1)
-    assert copies.call_count == 0
+    assert (made.call_count, copies.call_count) == (0, 0)
     logging.getLogger("some.library").info("theirs")
-    assert copies.call_count == 1  # ProcessorFormatter's copy, for a foreign record only
+    assert (made.call_count, copies.call_count) == (1, 1)  # the record, ProcessorFormatter's copy
     ours, theirs = lines(stream)
     assert (ours["event"], ours["n"], theirs["event"]) == ("ours", 1, "theirs")
+
+
+def test_lines_below_the_level_cost_no_processing(stream: io.StringIO, mocker: Any) -> None:
+    """A debug line at level info reaches no processor (structlog's filtering logger makes
+    the method a no-op), and is written once the level allows it."""
+    head = mocker.spy(logs, "_head_fields")  # before configure, which puts it in the chain
+    logs.configure("json", "info", stream=stream)
+    log = logs.get_logger("ascendjob_controller.t")
+    log.debug("no_op", n=1)
+    assert head.call_count == 0 and lines(stream) == []
+    logs.configure("json", "debug", stream=stream)
+    log.debug("no_op", n=2)  # the same module-level logger follows the new level
+    assert [(line["event"], line["level"], line["n"]) for line in lines(stream)] == [
+        ("no_op", "debug", 2)
+    ]
+
+
+def test_lines_from_many_threads_never_interleave(stream: io.StringIO) -> None:
+    """Ours and the libraries' lines share one stream and one lock: each line whole."""
+    logs.configure("json", "info", stream=stream)
+
+    def write(i: int) -> None:
+        for n in range(200):
+            logs.get_logger("ascendjob_controller.t").info("ours", thread=i, n=n, pad="x" * 300)
+            logging.getLogger("some.library").info("theirs %d %d", i, n)
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    written = lines(stream)  # json.loads of each line: a torn line would fail here
+    assert len(written) == 4 * 200 * 2
+    assert sum(line["event"] == "ours" for line in written) == 800
+
+
+def test_a_failed_write_drops_the_line_and_never_raises() -> None:
+    """A closed stdout (the pipe's reader gone) must not stop a reconcile."""
+    closed = io.StringIO()
+    logs.configure("json", "info", stream=closed)
+    closed.close()
+    try:
+        logs.get_logger("ascendjob_controller.t").info("lost")
+        logs.get_logger("ascendjob_controller.t").error("lost too")
+    finally:
+        logs.configure("json", "info", stream=io.StringIO())
 
 
 def _fail_holding(secret: str) -> None:
