@@ -41,7 +41,7 @@ from ascendjob_controller.kube.client import (
 )
 from ascendjob_controller.kube.events import EventRecorder
 from ascendjob_controller.kube.expectations import Expectations
-from ascendjob_controller.kube.fullgc import FullCollector
+from ascendjob_controller.kube.fullgc import FullCollector, freeze_start_up
 from ascendjob_controller.kube.informer import (
     DeletedFinalStateUnknown,
     IndexFunc,
@@ -391,6 +391,7 @@ def _start_caches(controller: AscendJobController) -> FullCollector:
     """
     collector = FullCollector(idle=controller.idle, synced=controller.has_synced)
     collector.start()
+    freeze_start_up()  # before the informers: the start-up's objects, never walked again
     controller.start_informers()
     return collector
 

@@ -61,6 +61,20 @@ def take_over() -> tuple[int, int, int]:
     return before
 
 
+def freeze_start_up() -> int:
+    """Collect once and freeze what survives: the process's modules, classes and functions.
+
+    Called by `run` after `take_over` and before the informers start. Those objects live as
+    long as the process, yet the first full collection (at the first idle moment after
+    sync) walked them all: 30-40 ms with every thread held, the kubernetes client's modules
+    most of it. Frozen before any work arrives, they are never walked again, and that first
+    pause covers only the cache and what the work allocated. Returns what was collected.
+    """
+    collected = gc.collect()
+    gc.freeze()
+    return collected
+
+
 @dataclass(frozen=True)
 class Schedule:
     """When to collect and thaw; `collect=False` makes a due collection a freeze alone.
@@ -173,4 +187,4 @@ class FullCollector:
         return action
 
 
-__all__ = ["FullCollector", "Schedule", "decide", "take_over"]
+__all__ = ["FullCollector", "Schedule", "decide", "freeze_start_up", "take_over"]

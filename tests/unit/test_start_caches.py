@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import gc
 
+from pytest_mock import MockerFixture
+
 from ascendjob_controller.controller import _start_caches
 from ascendjob_controller.kube import fullgc
 
@@ -17,6 +19,8 @@ class _Controller:
 
     def __init__(self) -> None:
         self.threshold_at_start: int | None = None
+        self.gc_calls_at_start: list[str] = []
+        self.gc_calls: list[str] | None = None
 
     def idle(self) -> bool:
         return False
@@ -26,6 +30,7 @@ class _Controller:
 
     def start_informers(self) -> None:
         self.threshold_at_start = gc.get_threshold()[2]
+        self.gc_calls_at_start = list(self.gc_calls or [])
 
 
 def test_full_collections_are_taken_over_before_the_informers_start() -> None:
@@ -37,3 +42,26 @@ def test_full_collections_are_taken_over_before_the_informers_start() -> None:
     finally:
         collector.stop()
     assert gc.get_threshold() == before
+
+
+def test_the_start_ups_objects_are_collected_and_frozen_before_the_informers_start(
+    mocker: MockerFixture,
+) -> None:
+    """The first full collection would walk every module and class; frozen first, never."""
+    calls: list[str] = []
+    for name in ("collect", "freeze", "unfreeze"):
+        real = getattr(gc, name)
+        mocker.patch.object(
+            fullgc.gc,
+            name,
+            side_effect=lambda *a, _n=name, _r=real, **k: calls.append(_n) or _r(*a, **k),
+        )
+    ctl = _Controller()
+    ctl.gc_calls = calls
+    collector = _start_caches(ctl)  # type: ignore[arg-type]
+    try:
+        assert ctl.gc_calls_at_start == ["collect", "freeze"]
+        assert gc.get_freeze_count() > 0  # the real freeze ran
+    finally:
+        collector.stop()
+    assert calls[-1] == "unfreeze" and gc.get_freeze_count() == 0
