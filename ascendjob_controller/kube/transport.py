@@ -115,7 +115,11 @@ class Transport:
             if conn.sock is None:
                 conn.timeout = connect_timeout
                 conn.connect()  # urllib3's: TLS, socket options, NewConnectionError
-            conn.sock.settimeout(read_timeout)
+            if conn.sock.gettimeout() != read_timeout:
+                # settimeout is a syscall that lets go of the GIL: under load another thread
+                # takes it, and this one waits to get it back. Most requests reuse a
+                # connection whose timeout is already this one.
+                conn.sock.settimeout(read_timeout)
             response = self._ask(conn, method, url, body, headers)
             answer = Answer(response.status, response.read(), response.headers)
             reusable = not response.will_close

@@ -18,7 +18,7 @@ import pytest
 from pytest_mock import MockerFixture
 
 from ascendjob_controller.kube import response_headers
-from ascendjob_controller.kube.client import PODS, KubeClient
+from ascendjob_controller.kube.client import PODS, ApiError, KubeClient
 from ascendjob_controller.kube.response_headers import HeadersResponse
 from tests.httpstub import serving
 
@@ -222,3 +222,34 @@ def test_connections_of_a_burst_are_kept_for_the_next_one(
     first = burst()
     assert len(first) > 10, "the burst really held more connections than the old pool"
     assert burst() <= first, "the second burst dialled no new connection"
+
+
+def test_a_reused_connection_keeps_its_read_timeout_without_setting_it_again(
+    server: str, mocker: MockerFixture
+) -> None:
+    """settimeout is a syscall that lets go of the GIL: it is made only when the timeout
+    changes. A kept-alive connection still times out a slow answer at the one asked for."""
+    import socket
+
+    timeouts: list[float | None] = []
+    real = socket.socket.settimeout
+
+    def recording(sock: socket.socket, value: float | None) -> None:
+        timeouts.append(value)
+        real(sock, value)
+
+    mocker.patch.object(socket.socket, "settimeout", recording)
+    kube = client_for(server, iter(["t"] * 10))
+    kube.get(PODS, "ns", "p", timeout=0.5, retries=0)
+    after_first = len(timeouts)
+    kube.get(PODS, "ns", "p", timeout=0.5, retries=0)
+    assert len(timeouts) == after_first, "same connection, same timeout: not set again"
+    Recorder.delay = 1.0
+    try:
+        with pytest.raises(ApiError) as failed:
+            kube.get(PODS, "ns", "p", timeout=0.3, retries=0)  # another timeout: set, and kept
+    finally:
+        Recorder.delay = 0.0
+    assert failed.value.status == 0
+    assert timeouts[-1] == 0.3
+    assert len({r["port"] for r in Recorder.seen[:2]}) == 1
