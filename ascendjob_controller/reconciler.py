@@ -634,6 +634,7 @@ class JobReconciler:
                 ref.name,
                 preconditions={"uid": ref.uid} if ref.uid else None,
                 grace_period_seconds=0 if force else None,
+                decode=ref.kind == "Pod",  # only a pod's answer is read (_removed_at_once)
             )
         except Exception as err:
             self._expectations.deletion_failed(key, _ref_key(ref))
@@ -806,6 +807,7 @@ class JobReconciler:
                 meta["name"],
                 propagation_policy="Background",
                 preconditions={"uid": meta["uid"]},
+                decode=False,
             )
         except Exception as err:
             if is_not_found(err):

@@ -553,8 +553,12 @@ class KubeClient:
         propagation_policy: str | None = None,
         preconditions: dict[str, str] | None = None,
         grace_period_seconds: int | None = None,
+        decode: bool = True,
     ) -> JSON | None:
-        """Delete; returns the object (or Status). None if a retried delete found it gone."""
+        """Delete; returns the object (or Status). None if a retried delete found it gone.
+
+        `decode=False` is for callers that do not read the answer (the object as deleted, a
+        Service's or a job's with its managedFields): `{}` comes back; errors are as ever."""
         options: JSON = {"apiVersion": "v1", "kind": "DeleteOptions"}
         if propagation_policy:
             options["propagationPolicy"] = propagation_policy
@@ -564,7 +568,7 @@ class KubeClient:
             options["gracePeriodSeconds"] = grace_period_seconds
         path = res.api_path(namespace, name)
         try:
-            return self._json("DELETE", path, body=options, idempotent=True)
+            return self._json("DELETE", path, body=options, idempotent=True, decode=decode)
         except _RetriedNotFound:
             return None
 

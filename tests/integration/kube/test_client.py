@@ -220,6 +220,27 @@ def test_create_without_decoding_returns_nothing_but_creates_and_still_raises(
     assert is_already_exists(exc.value)
 
 
+def test_delete_without_decoding_returns_nothing_but_deletes_and_still_raises(
+    bare_cluster: Any, mocker: Any
+) -> None:
+    """`decode=False` on a delete: gone on the server, `{}` back without a JSON decode, and
+    a delete of what is not there still raises NotFound."""
+    from ascendjob_controller.kube import jsoncodec
+
+    client = make_client(bare_cluster)
+    ns = fresh_namespace(client)
+    client.create(CONFIGMAPS, ns, configmap("going"))
+    loads = mocker.spy(jsoncodec, "loads")
+    assert client.delete(CONFIGMAPS, ns, "going", decode=False) == {}
+    assert loads.call_count == 0
+    with pytest.raises(ApiError) as exc:
+        client.get(CONFIGMAPS, ns, "going")
+    assert is_not_found(exc.value)
+    with pytest.raises(ApiError) as exc:
+        client.delete(CONFIGMAPS, ns, "going", decode=False)
+    assert is_not_found(exc.value)
+
+
 @pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_create_failing_with_5xx_is_read_back_not_blindly_resent(bare_cluster: Any) -> None:
     client = make_client(bare_cluster)
