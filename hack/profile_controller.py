@@ -11,6 +11,13 @@ process. `--gil` samples only the thread holding the GIL, so samples approximate
 process's Python CPU time rather than its threads' waiting (py-spy's --subprocesses does not
 follow the benchmarks' grandchildren, hence the polling). `py-spy record --pid` needs ptrace.
 
+`threads` runs the command too, and reads each matching process's threads from /proc (their
+user + system CPU, as the kernel counts it) and names them with `py-spy dump`: CPU by thread
+name when the process exits, `--per N` also in ms per unit (per job: the benchmark's job
+count). Nothing samples or pauses the process, so the figures are the run's own; py-spy's
+sampling profiles were seen to misplace time (a 35 ms collection shown as 230 ms, a 3 us
+`strftime` as a tenth of the Event sender: docs/benchmarks.md, "Twelfth round").
+
 `summary` reads py-spy's raw format (one collapsed stack per line, `frame;frame;... count`)
 and prints the samples by source file of the leaf frame (self time), and the functions with
 the most inclusive samples (each counted once per stack, so recursion does not inflate it).
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import re
 import shutil
 import signal
@@ -84,6 +92,95 @@ def summarise(pairs: Iterable[tuple[list[str], int]], top: int) -> str:
 
 
 DEFAULT_MATCH = r"ascendjob_controller run|--as-controller-with-rtt"
+THREAD_LINE = re.compile(r'^Thread (?P<tid>0x[0-9a-fA-F]+|\d+) \([^)]*\): "(?P<name>[^"]*)"', re.M)
+NUMBERED = re.compile(r"-\d+$")
+
+
+def thread_seconds(stat: str, ticks_per_second: float) -> float:
+    """User + system CPU seconds from one /proc/<pid>/task/<tid>/stat line."""
+    fields = stat.rsplit(")", 1)[1].split()  # the name, in parentheses, may hold spaces
+    return (int(fields[11]) + int(fields[12])) / ticks_per_second
+
+
+def thread_names(dump: str) -> dict[int, str]:
+    """tid -> thread name from `py-spy dump` output (tids in decimal or hex)."""
+    return {int(m["tid"], 0): m["name"] for m in THREAD_LINE.finditer(dump)}
+
+
+def by_thread_name(cpu: dict[int, float], names: dict[int, str]) -> Counter[str]:
+    """CPU seconds per thread name; numbered siblings (`worker-0`, `worker-1`) as one row."""
+    totals: Counter[str] = Counter()
+    for tid, seconds in cpu.items():
+        totals[NUMBERED.sub("-*", names.get(tid, f"tid {tid} (no name)"))] += seconds
+    return totals
+
+
+def thread_table(totals: Counter[str], per: float | None) -> str:
+    whole = sum(totals.values())
+    out = [f"{whole:.3f} s CPU" + (f", {1000 * whole / per:.2f} ms per unit" if per else "")]
+    for name, seconds in totals.most_common():
+        per_unit = f"  {1000 * seconds / per:7.3f} ms/unit" if per else ""
+        share = 100 * seconds / whole if whole else 0.0
+        out.append(f"  {seconds:8.3f} s  {share:5.1f}%{per_unit}  {name}")
+    return "\n".join(out)
+
+
+def _task_seconds(pid: int) -> dict[int, float]:
+    ticks = os.sysconf("SC_CLK_TCK")
+    found: dict[int, float] = {}
+    with contextlib.suppress(OSError):
+        for task in (Path("/proc") / str(pid) / "task").iterdir():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                found[int(task.name)] = thread_seconds((task / "stat").read_text(), ticks)
+    return found
+
+
+def threads(command: list[str], match: str, per: float | None) -> int:
+    """Run `command`; CPU by thread of every matching descendant, printed as each exits."""
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    pattern = re.compile(match)
+    root = subprocess.Popen(command)
+    cpu: dict[int, dict[int, float]] = {}
+    names: dict[int, dict[int, str]] = {}
+    reported: set[int] = set()
+
+    def report(pid: int) -> None:
+        reported.add(pid)
+        print(
+            f"process {pid}: CPU by thread\n"
+            + thread_table(by_thread_name(cpu[pid], names.get(pid, {})), per),
+            flush=True,
+        )
+
+    try:
+        while root.poll() is None:
+            candidates = {root.pid: _cmdline(root.pid), **_descendants(root.pid)}
+            live = {p for p, c in candidates.items() if pattern.search(c)}
+            for pid in live - reported:
+                seen = _task_seconds(pid)
+                if seen:
+                    cpu.setdefault(pid, {}).update(seen)
+                if set(seen) - set(names.get(pid, {})):  # a thread not named yet
+                    dump = subprocess.run(
+                        [spy, "dump", "--pid", str(pid)], capture_output=True, text=True
+                    ).stdout
+                    names.setdefault(pid, {}).update(thread_names(dump))
+            for pid in set(cpu) - live - reported:
+                report(pid)  # exited: its last reading stands
+            time.sleep(0.2)
+    finally:
+        if root.poll() is None:
+            root.terminate()
+    for pid in set(cpu) - reported:
+        report(pid)
+    return root.wait()
+
+
+def _cmdline(pid: int) -> str:
+    with contextlib.suppress(OSError):
+        raw = (Path("/proc") / str(pid) / "cmdline").read_bytes()
+        return raw.replace(b"\0", b" ").decode(errors="replace")
+    return ""
 
 
 def _descendants(pid: int) -> dict[int, str]:
@@ -99,9 +196,7 @@ def _descendants(pid: int) -> dict[int, str]:
     while frontier:
         frontier = {c for c, p in parents.items() if p in frontier} - found.keys()
         for child in frontier:
-            with contextlib.suppress(OSError):
-                raw = (Path("/proc") / str(child) / "cmdline").read_bytes()
-                found[child] = raw.replace(b"\0", b" ").decode(errors="replace")
+            found[child] = _cmdline(child)
     return found
 
 
@@ -141,13 +236,19 @@ def main(argv: list[str] | None = None) -> int:
     rec.add_argument("--match", default=DEFAULT_MATCH, help="regex on the command line")
     rec.add_argument("--rate", type=int, default=100, help="samples per second")
     rec.add_argument("command", nargs=argparse.REMAINDER, help="-- the command to run")
+    thr = sub.add_parser("threads", help="run a command, CPU by thread of its controllers")
+    thr.add_argument("--match", default=DEFAULT_MATCH, help="regex on the command line")
+    thr.add_argument("--per", type=float, help="also ms per unit: this many (jobs, say)")
+    thr.add_argument("command", nargs=argparse.REMAINDER, help="-- the command to run")
     summary = sub.add_parser("summary", help="where the samples of raw profiles went")
     summary.add_argument("profiles", type=Path, nargs="+", help="py-spy --format raw files")
     summary.add_argument("--process", help="regex on the process frame (--subprocesses)")
     summary.add_argument("--top", type=int, default=25, help="rows per table")
     args = parser.parse_args(argv)
-    if args.verb == "record":
+    if args.verb in ("record", "threads"):
         command = args.command[1:] if args.command[:1] == ["--"] else args.command
+        if args.verb == "threads":
+            return threads(command, args.match, args.per)
         return record(command, args.out, args.match, args.rate)
     lines = [line for p in args.profiles for line in p.read_text(errors="replace").splitlines()]
     print(summarise(stacks(lines, args.process), args.top))
