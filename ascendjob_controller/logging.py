@@ -154,7 +154,7 @@ def configure(
             _head_fields,
             structlog.processors.StackInfoRenderer(),
             _STRUCTURED_TRACEBACKS,
-            _renderer(log_format),
+            rendering[-1],  # the renderer the libraries' lines use
         ]
     structlog.configure(
         processors=ours,

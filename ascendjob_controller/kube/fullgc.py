@@ -21,6 +21,9 @@ to a quiet moment instead:
   collection are the cache and the process's own, and no later collection walks them again,
   so each pause covers only what was allocated since the last. Frozen objects are still
   freed by reference counting when dropped (the cache's objects are acyclic JSON).
+- `freeze_start_up` does one collection and freeze before any of that, when `run` starts:
+  the modules, classes and functions loaded at start-up are frozen before the first LIST,
+  so not even the first idle collection walks them.
 - Only a frozen object that later ends up in a garbage cycle would outlive its use; every
   `thaw_interval` (when idle) the frozen objects are thawed and one complete collection
   reclaims those, then freezes again: one long pause per half hour, not one every few
