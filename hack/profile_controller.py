@@ -116,6 +116,7 @@ def by_thread_name(cpu: dict[int, float], names: dict[int, str]) -> Counter[str]
 
 
 def thread_table(totals: Counter[str], per: float | None) -> str:
+    """The whole process's CPU, then each thread name's seconds, share and ms per unit."""
     whole = sum(totals.values())
     out = [f"{whole:.3f} s CPU" + (f", {1000 * whole / per:.2f} ms per unit" if per else "")]
     for name, seconds in totals.most_common():
@@ -126,6 +127,7 @@ def thread_table(totals: Counter[str], per: float | None) -> str:
 
 
 def _task_seconds(pid: int) -> dict[int, float]:
+    """tid -> CPU seconds of every thread of `pid` now; {} once the process is gone."""
     ticks = os.sysconf("SC_CLK_TCK")
     found: dict[int, float] = {}
     with contextlib.suppress(OSError):
