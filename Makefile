@@ -85,6 +85,10 @@ undeploy: ## Remove everything `deploy` installed.
 bench-localcluster: venv ## Benchmark the embedded API server.
 	$(BIN)/python hack/bench_localcluster.py
 
+.PHONY: bench-real
+bench-real: venv real-cluster-bin ## The peers comparison on a real kube-apiserver (an analysis beside `make bench`, whose bed is the local cluster).
+	$(BIN)/python hack/bench_peers.py --backend real --rounds $(PEERS_ROUNDS)
+
 .PHONY: bench
 bench: bench-localcluster ## Run every benchmark (API server, controller throughput/memory/informer, peers, latency, rank table).
 	$(BIN)/python hack/bench_controller.py

@@ -62,6 +62,7 @@ sys.path.insert(0, str(REPO))  # `hack.*` when run as a script (then only hack/ 
 from ascendjob_controller.job.desired import desired_pod  # noqa: E402
 from ascendjob_controller.job.env import parse_job_with_meta  # noqa: E402
 from hack import bench_controller as bc  # noqa: E402
+from hack.peers.beds import BACKENDS, Bed, bed  # noqa: E402
 from hack.peers.lifecycle import (  # noqa: E402
     INDEX_LABEL,
     RANK,
@@ -302,29 +303,35 @@ def _wait_quiet(px: Proxy, start: float, quiet: float = 1.0, timeout: float = 60
     return seen.changed_at - start
 
 
-def pin(pid: int, cpus: set[int]) -> None:
-    """Move every thread of `pid` onto `cpus` (threads it starts later inherit it).
+def pin(pids: list[int], cpus: set[int]) -> None:
+    """Move every thread of `pids` onto `cpus` (threads they start later inherit it).
 
     `sched_setaffinity(pid)` moves only the thread whose id is `pid`; the local cluster's
     server, kubelet and watch threads already run, so each task of /proc/<pid>/task is
     moved, twice over in case one was starting during the first pass.
     """
     for _ in range(2):
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            with contextlib.suppress(ProcessLookupError):
-                os.sched_setaffinity(int(task.name), cpus)
+        for pid in pids:
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                with contextlib.suppress(ProcessLookupError):
+                    os.sched_setaffinity(int(task.name), cpus)
 
 
 def run_one(
-    name: str, jobs: int, timeout: float, linger: float, bed_cpus: set[int] | None = None
+    name: str,
+    jobs: int,
+    timeout: float,
+    linger: float,
+    bed_cpus: set[int] | None = None,
+    backend: str = "local",
 ) -> Result:
-    """One contender on a fresh local cluster behind a fresh proxy (the cluster's threads on
-    `bed_cpus` when given)."""
+    """One contender on a fresh bed (beds.py: the local cluster, or a real one) behind a fresh
+    proxy (the bed's threads on `bed_cpus` when given)."""
     with tempfile.TemporaryDirectory(prefix=f"bench-peers-{name}-") as tmp_name:
         tmp = Path(tmp_name)
-        with bc.api_server(tmp, kubelet=True) as server, proxy(server.url) as px:
+        with bed(backend, tmp) as server, proxy(server.url) as px:
             if bed_cpus:
-                pin(server.pid, bed_cpus)
+                pin(server.pids(), bed_cpus)
             home = kubeconfig_for(tmp, server.url, px.url, name)
             with contender(name, home, px) as pid:
                 watch = StateWatch(server.url, jobs)
@@ -338,7 +345,7 @@ def run_one(
 def measure(
     name: str,
     jobs: int,
-    server: bc.Server,
+    server: Bed,
     px: Proxy,
     pid: int,
     watch: StateWatch,
@@ -347,7 +354,7 @@ def measure(
 ) -> Result:
     """Post the jobs, wait for them and their Services, take the figures, then check."""
     before = px.counts()
-    cpu0, server0, proxy0 = (bc.cpu_seconds(p) for p in (pid, server.pid, px.pid))
+    cpu0, server0, proxy0 = bc.cpu_seconds(pid), server.cpu(), bc.cpu_seconds(px.pid)
     bodies = [bc.ascendjob(f"job-{i:05d}", 0) for i in range(jobs)]
     start = time.perf_counter()
     bc.create_many(server.url, bc.JOBS_PATH, bodies)
@@ -355,11 +362,11 @@ def measure(
         raise RuntimeError(
             f"{name}: {len(watch.finished)} of {jobs} jobs finished after {timeout:.0f} s"
         )
-    server_done, done_at = bc.cpu_seconds(server.pid), time.perf_counter()
+    server_done, done_at = server.cpu(), time.perf_counter()
     seconds = max(watch.finished.values()) - start
     drained = _wait_services_gone(server.url, 30.0)
     trailing = _wait_quiet(px, start)
-    cpu, server_cpu = bc.cpu_seconds(pid) - cpu0, bc.cpu_seconds(server.pid) - server0
+    cpu, server_cpu = bc.cpu_seconds(pid) - cpu0, server.cpu() - server0
     proxy_cpu = bc.cpu_seconds(px.pid) - proxy0
     after = px.counts()
     peak = bc.rss_kb(pid)[1]
@@ -465,6 +472,24 @@ def _check_pods(pods: list[dict[str, Any]], jobs: dict[str, dict[str, Any]]) -> 
     return problems
 
 
+def with_server_defaults(env: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+    """`env` as kube-apiserver stores it: a fieldRef without an apiVersion gets "v1". The
+    local cluster keeps it as sent and the real one defaults it, so both sides of a compare
+    go through this."""
+    if env is None:
+        return None
+    out = []
+    for item in env:
+        ref = (item.get("valueFrom") or {}).get("fieldRef")
+        if ref is not None and "apiVersion" not in ref:
+            item = {
+                **item,
+                "valueFrom": {**item["valueFrom"], "fieldRef": {"apiVersion": "v1", **ref}},
+            }
+        out.append(item)
+    return out
+
+
 def _pod_differs(pod: dict[str, Any], job: dict[str, Any]) -> str:
     """What the stored pod lacks of the one `ascendjob_controller.job.desired` makes; '' if
     nothing.
@@ -493,7 +518,8 @@ def _pod_differs(pod: dict[str, Any], job: dict[str, Any]) -> str:
         missing = {k: v for k, v in want["metadata"][field_name].items() if have.get(k) != v}
         if missing:
             return f"{field_name} lack {missing}"
-    if container.get("env") != want["spec"]["containers"][0].get("env"):
+    have_env = with_server_defaults(container.get("env"))
+    if have_env != with_server_defaults(want["spec"]["containers"][0].get("env")):
         return f"env {sorted(env)} is not ours"
     if pod["spec"].get("restartPolicy") != want["spec"]["restartPolicy"]:
         return f"restartPolicy {pod['spec'].get('restartPolicy')}"
@@ -507,7 +533,16 @@ def ratio(a: float, b: float) -> str:
     return f"x{a / b:.2f}" if b else "n/a"
 
 
-def report(results: list[Result], rounds: int, linger: float, pin_bed: bool = False) -> None:
+BED_NAMES = {
+    "local": "a fresh local cluster",
+    "real": "a fresh real kube-apiserver (etcd, kube-controller-manager, the simulated kubelet "
+    "and a TLS bridge, all counted as the bed)",
+}
+
+
+def report(
+    results: list[Result], rounds: int, linger: float, pin_bed: bool = False, backend: str = "local"
+) -> None:
     """One row per contender, then the same-run ratios, the request mix and the checks."""
     header = [
         "",
@@ -541,10 +576,10 @@ def report(results: list[Result], rounds: int, linger: float, pin_bed: bool = Fa
     first = results[0]
     best = f"fastest of {rounds} rounds each" if rounds > 1 else "one round each"
     if pin_bed:
-        best += "; the local cluster alone on one CPU, everything else on the other CPUs"
+        best += "; the bed alone on one CPU, everything else on the other CPUs"
     bc.print_table(
         f"Peers: {first.jobs} AscendJobs x 2 pods posted at once, pods running 0 s, each "
-        f"contender on a fresh local cluster behind a counting proxy ({best})",
+        f"contender on {BED_NAMES[backend]} behind a counting proxy ({best})",
         header,
         rows,
     )
@@ -562,11 +597,14 @@ def report(results: list[Result], rounds: int, linger: float, pin_bed: bool = Fa
             f"peak RSS {ratio(ours.peak_rss_kb, peer.peak_rss_kb)}"
         )
     busy = ", ".join(f"{r.name} {100 * r.bed_busy:.0f} %" for r in results)
-    print(
-        f"  the bed's CPU from the first POST to the last job Succeeded, as a share of the one "
-        f"core it can use: {busy}. Near 100 % the bed sets the pace, and jobs/s follow its CPU "
-        f"per job, every contender's requests and watches included"
-    )
+    if backend == "real":
+        print(f"  the bed's CPU from the first POST to the last job Succeeded, per second: {busy}")
+    else:
+        print(
+            f"  the bed's CPU from the first POST to the last job Succeeded, as a share of the "
+            f"one core it can use: {busy}. Near 100 % the bed sets the pace, and jobs/s follow "
+            f"its CPU per job, every contender's requests and watches included"
+        )
     print("  requests per job, by verb and resource (all answers):")
     for r in results:
         mix = ", ".join(
@@ -639,6 +677,14 @@ def main(argv: list[str] | None = None) -> int:
         help="the local cluster alone on one CPU, the rest on the others (an analysis, not the "
         "goal's set-up: it shows what the contenders cost without the bed sharing a core)",
     )
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="local",
+        help="the bed: the local cluster (the goals' set-up) or a real kube-apiserver built "
+        "from Go modules (`make real-cluster-bin`; an analysis of how far the ratios are the "
+        "local cluster's)",
+    )
     args = parser.parse_args(argv)
     bed_cpus: set[int] | None = None
     if args.pin_bed:
@@ -662,12 +708,12 @@ def main(argv: list[str] | None = None) -> int:
     for round_no in range(args.rounds):
         order = names[round_no % len(names) :] + names[: round_no % len(names)]
         for name in order:
-            result = run_one(name, args.jobs, timeout, args.linger, bed_cpus)
+            result = run_one(name, args.jobs, timeout, args.linger, bed_cpus, args.backend)
             failed += [f"{name}: {p}" for p in result.problems]
             rates[name].append(result.jobs_per_s)
             if name not in best or result.seconds < best[name].seconds:
                 best[name] = result
-    report([best[n] for n in names], args.rounds, args.linger, args.pin_bed)
+    report([best[n] for n in names], args.rounds, args.linger, args.pin_bed, args.backend)
     report_rounds(rates)
     print(_machine_line().replace("machine:", "after the run:"), flush=True)
     return 1 if failed else 0

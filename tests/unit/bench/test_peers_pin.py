@@ -42,7 +42,7 @@ def test_every_thread_and_every_later_thread_is_moved() -> None:
         assert child.stdin is not None and child.stdout is not None
         assert child.stdout.readline().strip() == "ready"
         assert len(_affinities(child.pid)) == 4
-        pin(child.pid, target)
+        pin([child.pid], target)
         assert all(cpus == target for cpus in _affinities(child.pid).values())
         child.stdin.write("go\n")
         child.stdin.flush()
