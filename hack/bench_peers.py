@@ -33,7 +33,9 @@ One table, one row per contender, and the ratios of ours to each peer from the s
 `--quick` runs a handful of jobs for the smoke test; its figures mean nothing. `--pin-bed`
 puts each local cluster alone on one CPU and everything else on the other CPUs, as if the API
 server had a machine of its own: an analysis of how much of a contender's figures is CPU
-contention with the bed, not the set-up the goals are measured in.
+contention with the bed, not the set-up the goals are measured in. `--backend real` runs the
+same rounds on a real kube-apiserver, etcd and kube-controller-manager built from Go modules
+(hack/peers/beds.py; `make bench-real`): an analysis of which figures are the local bed's.
 """
 
 from __future__ import annotations
