@@ -48,6 +48,8 @@ class Config:
     graceful_shutdown_timeout: float = 30.0
     # A status write that only moves replica counts is held this long (a transition carries it).
     status_batch_period: float = 1.0
+    # A live pod's progress (bound, Running, an IP, its devices) syncs its job within this long.
+    pod_batch_period: float = 0.25
     enable_gang_scheduling: bool = True
     # MindCluster's directory; a job's `ranktable` hostPath volume must point at the same place.
     ranktable_dir: str = "/user/mindx-dl/ranktable"
@@ -272,6 +274,13 @@ SETTINGS: tuple[Setting, ...] = (
     Setting(
         "status_batch_period",
         "how long a status write that only moves replica counts is held (0: never)",
+        parse_duration,
+        "DURATION",
+    ),
+    Setting(
+        "pod_batch_period",
+        "how long a job's sync may wait for more of its pods' progress (bound, Running, an IP, "
+        "devices); a failure, deletion or restart is synced at once (0: every update at once)",
         parse_duration,
         "DURATION",
     ),

@@ -27,6 +27,7 @@ from ascendjob_controller.job.pod_view import (
     decode_pod_event,
     decode_pod_list,
     planner_view,
+    progress_only,
 )
 from ascendjob_controller.job.types import JOB_NAME_LABEL
 from ascendjob_controller.kube.client import (
@@ -80,6 +81,9 @@ class ControllerOptions:
     plan_options: planning.PlanOptions = field(default_factory=planning.PlanOptions)
     # File-mode rank tables go under it (None: file mode off, ConfigMaps only).
     ranktable_dir: str | None = DEFAULT_RANKTABLE_DIR
+    # A live pod's progress (pod_view.progress_only) syncs its job within this many seconds,
+    # batched with what else comes; 0 syncs on every update at once.
+    pod_batch_seconds: float = 0.25
 
 
 def _unwrap(obj: dict[str, Any] | DeletedFinalStateUnknown) -> dict[str, Any]:
@@ -198,9 +202,16 @@ class AscendJobController:
             self.queue.add(new_key)
 
     def _pod_updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
-        if planner_view(old) == planner_view(new):
+        before, after = planner_view(old), planner_view(new)
+        if before == after:
             self.pod_updates_ignored += 1
             return  # conditions, timestamps, the binding: nothing a decision reads changed
+        period = self.options.pod_batch_seconds
+        if period > 0 and progress_only(before, after):
+            job_key = owning_job_key(new)
+            if job_key is not None:
+                self.queue.add_batched(job_key, period)
+            return
         self._child_updated(old, new)
 
     def _child_deleted(self, kind: str, obj: dict[str, Any] | DeletedFinalStateUnknown) -> None:
@@ -334,6 +345,7 @@ def _options(config: Any, client: KubeClient) -> ControllerOptions:
         workers=config.workers,
         gang_scheduling=gang,
         ranktable_dir=getattr(config, "ranktable_dir", DEFAULT_RANKTABLE_DIR),
+        pod_batch_seconds=float(getattr(config, "pod_batch_period", 0.25)),
         plan_options=planning.PlanOptions(
             status_batch_seconds=float(getattr(config, "status_batch_period", 1.0))
         ),

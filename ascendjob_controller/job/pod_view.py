@@ -5,6 +5,9 @@ rank table, so the controller does not enqueue the job for it (the cache still s
 object). Kubelet status writes that only move conditions, timestamps, `ready` flags or
 `nodeName` (the binding) are the common case: each used to cost a no-op reconcile.
 
+An update that does change it but is only a live pod's progress (`progress_only`) syncs its
+job within `--pod-batch-period` instead of at once (controller.py, `workqueue.add_batched`).
+
 Keep this in step with the readers: `plan.py`, `status.py`, `restart.py` and `ranktable.py`.
 `tests/unit/job/test_pod_view.py` checks that a planner fed pods differing only outside this
 view decides exactly the same.
@@ -59,6 +62,42 @@ def planner_view(pod: Any) -> dict[str, Any]:
         "containers": [_container(c) for c in dicts(status.get("containerStatuses"))],
     }
     return view
+
+
+#: Phases of a pod still on its way: the kubelet's progress through them can wait for a sync.
+_LIVE_PHASES = frozenset({None, "Pending", "Running"})
+#: The planner view's keys an update must leave alone to be mere progress.
+_IDENTITY = ("uid", "labels", "owners", "reason")
+
+
+def progress_only(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """True when a pod update, given as two `planner_view`s, is a live pod making progress.
+
+    That is the kubelet's way up: bound, given its devices (the annotation), an IP, containers
+    waiting then running, phase Pending then Running. Such an update can move the job's
+    counts, its Running state and its rank table, never call for a create, a delete or a
+    restart, so its sync may be batched (`workqueue.add_batched`), as the Kubernetes Job
+    controller batches every pod event. Anything else is synced at once:
+    - a pod deleting, or its owner, labels, identity or reason changing;
+    - a phase outside Pending and Running (Succeeded, Failed, Unknown), or leaving one;
+    - a container terminated, restarted, or with a new last termination.
+    A failed pod's replacement therefore waits for no batch.
+    """
+    if old["deleting"] is not None or new["deleting"] is not None:
+        return False
+    if any(old[key] != new[key] for key in _IDENTITY):
+        return False
+    if old["phase"] not in _LIVE_PHASES or new["phase"] not in _LIVE_PHASES:
+        return False
+    before = {container[0]: container for container in old["containers"]}
+    for name, restarts, states, _, _, last_exit, last_finished in new["containers"]:
+        if "terminated" in states:
+            return False
+        was = before.get(name)
+        history = (restarts or 0, last_exit, last_finished)
+        if history != ((was[1] or 0, was[5], was[6]) if was is not None else (0, None, None)):
+            return False
+    return True
 
 
 # --- the cache transform --------------------------------------------------------------------

@@ -8,6 +8,8 @@ Invariants (client-go `util/workqueue`, design section 3):
 3. A key added while it was processing is queued again when its worker calls `done`, so the
    change that caused the add is never lost.
 4. `add_after` keeps one deadline per key (the earliest); when it passes the key is added.
+   `add_batched` keeps one more, apart, which any processing of the key that starts after it
+   satisfies and cancels (the Kubernetes Job controller's batched pod-event syncs).
 5. After `shutdown`, adds are ignored. With ``drain=True`` workers still receive the keys already
    waiting and `shutdown` waits (optionally bounded) for in-flight keys to be `done`; with
    ``drain=False`` `get` returns None at once and waiting keys are dropped.
@@ -46,8 +48,11 @@ class RateLimitingQueue:
         self._dirty: set[str] = set()
         self._processing: dict[str, float] = {}  # key -> when its worker got it
         self._added_at: dict[str, float] = {}  # key -> when it became dirty (queue latency)
-        self._delayed: list[tuple[float, int, str]] = []  # heap of (ready_at, seq, key)
-        self._ready_at: dict[str, float] = {}  # key -> its live deadline in the heap
+        # One heap of (ready_at, seq, key, batched) for both kinds of deadline; an entry is
+        # live while the dict of its kind still holds that deadline for that key.
+        self._delayed: list[tuple[float, int, str, bool]] = []
+        self._ready_at: dict[str, float] = {}  # key -> its live add_after deadline
+        self._batch_at: dict[str, float] = {}  # key -> its live add_batched deadline
         self._seq = itertools.count()
         self._shutting_down = False
         self._drop_waiting = False
@@ -116,9 +121,37 @@ class RateLimitingQueue:
             if current is not None and current <= ready_at:
                 return
             self._ready_at[key] = ready_at
-            heapq.heappush(self._delayed, (ready_at, next(self._seq), key))
-            # A worker waiting in get() may need to wake earlier than it planned.
-            self._cond.notify_all()
+            self._push_deadline_locked(ready_at, key, batched=False)
+
+    def add_batched(self, key: str, period: float) -> None:
+        """Process `key` within `period` seconds, together with whatever else comes for it.
+
+        For an event that can wait (a pod making progress): the key is added once `period`
+        has passed, unless a processing of it starts before then, which reads the cache this
+        event is already in and so makes the deadline moot. A key already waiting in the
+        queue (or to be queued again when its worker is done) needs nothing more. Unlike
+        `add_after`'s, this deadline never delays an `add`, and a timer set with `add_after`
+        is kept apart, never cancelled by processing.
+        """
+        with self._cond:
+            if self._shutting_down:
+                return
+            if period <= 0:
+                self._add_locked(key)
+                return
+            if key in self._dirty:
+                return  # queued, or queued again at done(): that processing starts later
+            ready_at = self._clock() + period
+            current = self._batch_at.get(key)
+            if current is not None and current <= ready_at:
+                return
+            self._batch_at[key] = ready_at
+            self._push_deadline_locked(ready_at, key, batched=True)
+
+    def _push_deadline_locked(self, ready_at: float, key: str, batched: bool) -> None:
+        heapq.heappush(self._delayed, (ready_at, next(self._seq), key, batched))
+        # A worker waiting in get() may need to wake earlier than it planned.
+        self._cond.notify_all()
 
     def add_rate_limited(self, key: str) -> None:
         """Retry `key` after its rate limiter's delay (error path)."""
@@ -136,14 +169,15 @@ class RateLimitingQueue:
         """Move delayed keys whose deadline passed into the queue; return the next deadline."""
         now = self._clock()
         while self._delayed:
-            ready_at, _, key = self._delayed[0]
-            if self._ready_at.get(key) != ready_at:
-                heapq.heappop(self._delayed)  # superseded by an earlier deadline
+            ready_at, _, key, batched = self._delayed[0]
+            live = self._batch_at if batched else self._ready_at
+            if live.get(key) != ready_at:
+                heapq.heappop(self._delayed)  # superseded by an earlier deadline, or met
                 continue
             if ready_at > now:
                 return ready_at
             heapq.heappop(self._delayed)
-            del self._ready_at[key]
+            del live[key]
             self._add_locked(key)
         return None
 
@@ -163,6 +197,7 @@ class RateLimitingQueue:
                     now = self._clock()
                     self._processing[key] = now
                     self._dirty.discard(key)
+                    self._batch_at.pop(key, None)  # this processing meets it
                     added = self._added_at.pop(key, now)
                     self._m_queue_dur.observe(max(0.0, now - added))
                     return key
@@ -207,6 +242,7 @@ class RateLimitingQueue:
             self._shutting_down = True
             self._delayed.clear()
             self._ready_at.clear()
+            self._batch_at.clear()
             if not drain:
                 self._drop_waiting = True
                 self._queue.clear()

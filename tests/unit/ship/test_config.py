@@ -254,3 +254,17 @@ def test_the_status_batch_period_reaches_the_plan_options() -> None:
     assert batch("--status-batch-period", "3s") == 3.0
     assert batch() == 1.0
     assert batch("--status-batch-period", "0") == 0.0
+
+
+def test_the_pod_batch_period_reaches_the_controller_options() -> None:
+    from ascendjob_controller.controller import _options
+
+    def period(*flags: str) -> float:
+        config = build([*flags, "--enable-gang-scheduling=false"], {})
+        return _options(config, client=None).pod_batch_seconds  # type: ignore[arg-type]
+
+    assert period() == 0.25
+    assert period("--pod-batch-period", "1s") == 1.0
+    assert period("--pod-batch-period", "0") == 0.0
+    env = build(["--enable-gang-scheduling=false"], {"ASCENDJOB_POD_BATCH_PERIOD": "500ms"})
+    assert env.pod_batch_period == 0.5
