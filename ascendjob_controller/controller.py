@@ -71,6 +71,11 @@ QUEUE_NAME = "ascendjob"
 COMPONENT = "ascendjob-controller"
 
 
+#: `--pod-batch-period`'s default: short beside the Job controller's 1 s, as the Running state
+#: and the rank table wait for it.
+DEFAULT_POD_BATCH_SECONDS = 0.25
+
+
 @dataclass(frozen=True)
 class ControllerOptions:
     namespaces: tuple[str, ...] = ()
@@ -83,7 +88,7 @@ class ControllerOptions:
     ranktable_dir: str | None = DEFAULT_RANKTABLE_DIR
     # A live pod's progress (pod_view.progress_only) syncs its job within this many seconds,
     # batched with what else comes; 0 syncs on every update at once.
-    pod_batch_seconds: float = 0.25
+    pod_batch_seconds: float = DEFAULT_POD_BATCH_SECONDS
 
 
 def _unwrap(obj: dict[str, Any] | DeletedFinalStateUnknown) -> dict[str, Any]:
@@ -345,7 +350,7 @@ def _options(config: Any, client: KubeClient) -> ControllerOptions:
         workers=config.workers,
         gang_scheduling=gang,
         ranktable_dir=getattr(config, "ranktable_dir", DEFAULT_RANKTABLE_DIR),
-        pod_batch_seconds=float(getattr(config, "pod_batch_period", 0.25)),
+        pod_batch_seconds=float(getattr(config, "pod_batch_period", DEFAULT_POD_BATCH_SECONDS)),
         plan_options=planning.PlanOptions(
             status_batch_seconds=float(getattr(config, "status_batch_period", 1.0))
         ),
