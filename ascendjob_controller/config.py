@@ -49,7 +49,7 @@ class Config:
     # A status write that only moves replica counts is held this long (a transition carries it).
     status_batch_period: float = 1.0
     # A live pod's progress (bound, Running, an IP, its devices) syncs its job within this long.
-    pod_batch_period: float = 0.25
+    pod_batch_period: float = 0.1
     enable_gang_scheduling: bool = True
     # MindCluster's directory; a job's `ranktable` hostPath volume must point at the same place.
     ranktable_dir: str = "/user/mindx-dl/ranktable"

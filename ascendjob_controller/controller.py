@@ -72,8 +72,9 @@ COMPONENT = "ascendjob-controller"
 
 
 #: `--pod-batch-period`'s default: short beside the Job controller's 1 s, as the Running state
-#: and the rank table wait for it.
-DEFAULT_POD_BATCH_SECONDS = 0.25
+#: and the rank table wait for it. On a real kube-apiserver 100 ms met nearly all of a job's
+#: pod progress (9.4 reconciles per job, against 9.3 at 250 ms and 11.7 unbatched).
+DEFAULT_POD_BATCH_SECONDS = 0.1
 
 
 @dataclass(frozen=True)

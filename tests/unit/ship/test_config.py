@@ -263,7 +263,7 @@ def test_the_pod_batch_period_reaches_the_controller_options() -> None:
         config = build([*flags, "--enable-gang-scheduling=false"], {})
         return _options(config, client=None).pod_batch_seconds  # type: ignore[arg-type]
 
-    assert period() == 0.25
+    assert period() == 0.1
     assert period("--pod-batch-period", "1s") == 1.0
     assert period("--pod-batch-period", "0") == 0.0
     env = build(["--enable-gang-scheduling=false"], {"ASCENDJOB_POD_BATCH_PERIOD": "500ms"})
