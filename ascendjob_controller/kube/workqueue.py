@@ -111,17 +111,7 @@ class RateLimitingQueue:
     def add_after(self, key: str, delay: float) -> None:
         """Add `key` once `delay` seconds have passed; the earliest pending deadline wins."""
         with self._cond:
-            if self._shutting_down:
-                return
-            if delay <= 0:
-                self._add_locked(key)
-                return
-            ready_at = self._clock() + delay
-            current = self._ready_at.get(key)
-            if current is not None and current <= ready_at:
-                return
-            self._ready_at[key] = ready_at
-            self._push_deadline_locked(ready_at, key, batched=False)
+            self._defer_locked(key, delay, batched=False)
 
     def add_batched(self, key: str, period: float) -> None:
         """Process `key` within `period` seconds, together with whatever else comes for it.
@@ -134,21 +124,23 @@ class RateLimitingQueue:
         is kept apart, never cancelled by processing.
         """
         with self._cond:
-            if self._shutting_down:
-                return
-            if period <= 0:
-                self._add_locked(key)
-                return
             if key in self._dirty:
                 return  # queued, or queued again at done(): that processing starts later
-            ready_at = self._clock() + period
-            current = self._batch_at.get(key)
-            if current is not None and current <= ready_at:
-                return
-            self._batch_at[key] = ready_at
-            self._push_deadline_locked(ready_at, key, batched=True)
+            self._defer_locked(key, period, batched=True)
 
-    def _push_deadline_locked(self, ready_at: float, key: str, batched: bool) -> None:
+    def _defer_locked(self, key: str, delay: float, batched: bool) -> None:
+        """Give `key` a deadline `delay` from now in the table of its kind (earliest wins)."""
+        if self._shutting_down:
+            return
+        if delay <= 0:
+            self._add_locked(key)
+            return
+        deadlines = self._batch_at if batched else self._ready_at
+        ready_at = self._clock() + delay
+        current = deadlines.get(key)
+        if current is not None and current <= ready_at:
+            return
+        deadlines[key] = ready_at
         heapq.heappush(self._delayed, (ready_at, next(self._seq), key, batched))
         # A worker waiting in get() may need to wake earlier than it planned.
         self._cond.notify_all()

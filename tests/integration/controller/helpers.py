@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ascendjob_controller import metrics
-from ascendjob_controller.controller import AscendJobController
+from ascendjob_controller.controller import AscendJobController, ControllerOptions
 from ascendjob_controller.kube.client import (
     ASCENDJOBS,
     EVENTS,
@@ -33,6 +33,15 @@ JOB_LABEL = "training.kubeflow.org/job-name"
 
 def make_client(cluster: Any) -> KubeClient:
     return KubeClient.from_kubeconfig(str(cluster.kubeconfig_path), qps=1000.0, burst=1000)
+
+
+def started(cluster: Any, options: ControllerOptions) -> AscendJobController:
+    """A controller with `options`, its reconciles recorded, once its informers have synced."""
+    ctl = AscendJobController(make_client(cluster), options)
+    reconciles(ctl)
+    ctl.start()
+    wait_for(ctl.has_synced, "the informers to sync")
+    return ctl
 
 
 def fresh_namespace(client: KubeClient, prefix: str = "t") -> str:

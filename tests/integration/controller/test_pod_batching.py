@@ -23,6 +23,7 @@ from tests.integration.controller.helpers import (
     make_client,
     pytorch_job,
     reconciles,
+    started,
     status_of,
     wait_for,
     wait_pods,
@@ -34,12 +35,9 @@ pytestmark = pytest.mark.integration
 
 
 def start(cluster: Any, period: float) -> AscendJobController:
-    options = ControllerOptions(workers=2, gang_scheduling=False, pod_batch_seconds=period)
-    ctl = AscendJobController(make_client(cluster), options)
-    reconciles(ctl)
-    ctl.start()
-    wait_for(ctl.has_synced, "the informers to sync")
-    return ctl
+    return started(
+        cluster, ControllerOptions(workers=2, gang_scheduling=False, pod_batch_seconds=period)
+    )
 
 
 @pytest.fixture

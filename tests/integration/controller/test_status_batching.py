@@ -21,6 +21,7 @@ from tests.integration.controller.helpers import (
     make_client,
     pytorch_job,
     reconciles,
+    started,
     status_of,
     wait_for,
     wait_pods,
@@ -35,11 +36,7 @@ def start(cluster: Any, period: float) -> AscendJobController:
     options = ControllerOptions(
         workers=2, gang_scheduling=False, plan_options=PlanOptions(status_batch_seconds=period)
     )
-    ctl = AscendJobController(make_client(cluster), options)
-    reconciles(ctl)
-    ctl.start()
-    wait_for(ctl.has_synced, "the informers to sync")
-    return ctl
+    return started(cluster, options)
 
 
 @pytest.fixture
