@@ -221,6 +221,15 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def ready_url(proc: subprocess.Popen[str], what: str) -> str:
+    """The URL in the `ready <url>` line a helper process prints once it serves."""
+    assert proc.stdout is not None
+    line = proc.stdout.readline().strip()
+    if not line.startswith("ready "):
+        raise RuntimeError(f"{what} did not start: {line!r}")
+    return line.split(" ", 1)[1]
+
+
 @dataclass(frozen=True)
 class Server:
     url: str
@@ -236,11 +245,7 @@ def api_server(tmp: Path, kubelet: bool) -> Iterator[Server]:
         args.append("--no-kubelet")
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().strip()
-        if not line.startswith("ready "):
-            raise RuntimeError(f"API server did not start: {line!r}")
-        url = line.split(" ", 1)[1]
+        url = ready_url(proc, "API server")
         Http(url).must("POST", "/api/v1/namespaces", {"metadata": {"name": NAMESPACE}})
         yield Server(url, proc.pid)
     finally:

@@ -104,11 +104,7 @@ def proxy(upstream: str) -> Iterator[Proxy]:
     args = [sys.executable, "-m", "hack.peers.proxy", "--upstream", upstream]
     proc = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, text=True)
     try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().strip()
-        if not line.startswith("ready "):
-            raise RuntimeError(f"proxy did not start: {line!r}")
-        yield Proxy(line.split(" ", 1)[1], proc.pid)
+        yield Proxy(bc.ready_url(proc, "proxy"), proc.pid)
     finally:
         bc.stop_process(proc)
 

@@ -85,15 +85,6 @@ def descendants(roots: tuple[int, ...], parent_of: dict[int, int]) -> list[int]:
     return found
 
 
-def _ready_line(proc: subprocess.Popen[str], what: str) -> str:
-    """The URL in the `ready <url>` line a helper prints once it serves."""
-    assert proc.stdout is not None
-    line = proc.stdout.readline().strip()
-    if not line.startswith("ready "):
-        raise RuntimeError(f"{what} did not start: {line!r}")
-    return line.split(" ", 1)[1]
-
-
 @contextlib.contextmanager
 def local_bed(tmp: Path) -> Iterator[Bed]:
     """The local cluster, its kubelet on; `tmp/kubeconfig` points at it."""
@@ -110,13 +101,13 @@ def real_bed(tmp: Path) -> Iterator[Bed]:
     args += ["--port", str(free_port()), "--kubeconfig", str(tmp / "real.kubeconfig")]
     cluster = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     try:
-        upstream = _ready_line(cluster, "the real cluster")
+        upstream = bc.ready_url(cluster, "the real cluster")
         pki = _write_pki(tmp / "real.kubeconfig", tmp / "pki")
         args = [sys.executable, "-m", "hack.peers.tlsbridge", "--upstream", upstream]
         args += ["--ca", str(pki["ca"]), "--cert", str(pki["cert"]), "--key", str(pki["key"])]
         bridge = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, text=True)
         try:
-            url = _ready_line(bridge, "the TLS bridge")
+            url = bc.ready_url(bridge, "the TLS bridge")
             (tmp / "kubeconfig").write_text(kubeconfig_text(url))
             _create_namespace(url)
             yield Bed(url, (cluster.pid, bridge.pid))
