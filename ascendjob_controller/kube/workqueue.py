@@ -54,6 +54,9 @@ class RateLimitingQueue:
         self._ready_at: dict[str, float] = {}  # key -> its live add_after deadline
         self._batch_at: dict[str, float] = {}  # key -> its live add_batched deadline
         self._seq = itertools.count()
+        # When the one worker that sleeps until the next deadline (the timer) wakes; None while
+        # no worker has that role. The other idle workers sleep until an add wakes one.
+        self._timer_at: float | None = None
         self._shutting_down = False
         self._drop_waiting = False
         self._init_metrics()
@@ -142,8 +145,13 @@ class RateLimitingQueue:
             return
         deadlines[key] = ready_at
         heapq.heappush(self._delayed, (ready_at, next(self._seq), key, batched))
-        # A worker waiting in get() may need to wake earlier than it planned.
-        self._cond.notify_all()
+        if self._timer_at is None:
+            self._cond.notify()  # an idle worker, if any, becomes the timer
+        elif ready_at < self._timer_at:
+            # The timer sleeps past this deadline; it cannot be told apart from the other
+            # sleepers, so all wake (a deadline sooner than every other is rare under load:
+            # waking every idle worker per deferral cost more than the reconciles it saved).
+            self._cond.notify_all()
 
     def add_rate_limited(self, key: str) -> None:
         """Retry `key` after its rate limiter's delay (error path)."""
@@ -184,14 +192,8 @@ class RateLimitingQueue:
             while True:
                 next_ready = None if self._shutting_down else self._promote_ready_locked()
                 if self._queue and not self._drop_waiting:
-                    key = self._queue.popleft()
-                    self._m_depth.set(len(self._queue))
-                    now = self._clock()
-                    self._processing[key] = now
-                    self._dirty.discard(key)
-                    self._batch_at.pop(key, None)  # this processing meets it
-                    added = self._added_at.pop(key, now)
-                    self._m_queue_dur.observe(max(0.0, now - added))
+                    key = self._take_locked()
+                    self._hand_timer_over_locked()
                     return key
                 if self._shutting_down:
                     return None
@@ -199,14 +201,39 @@ class RateLimitingQueue:
                 if deadline is not None:
                     wait = deadline - time.monotonic()
                     if wait <= 0:
+                        self._hand_timer_over_locked()
                         return None
-                if next_ready is not None:
+                timer = next_ready is not None and self._timer_at is None
+                if timer:
+                    assert next_ready is not None
                     # The injected clock may be fake; cap the sleep so a test that advances it
                     # is noticed promptly. With the real clock this is an exact wake-up.
-                    until_ready = max(0.0, next_ready - self._clock())
+                    until_ready = min(max(0.0, next_ready - self._clock()), 1.0)
                     wait = until_ready if wait is None else min(wait, until_ready)
-                    wait = min(wait, 1.0)
-                self._cond.wait(wait)
+                    self._timer_at = self._clock() + wait
+                try:
+                    self._cond.wait(wait)
+                finally:
+                    if timer:
+                        self._timer_at = None
+
+    def _take_locked(self) -> str:
+        """Hand the next queued key to the calling worker."""
+        key = self._queue.popleft()
+        self._m_depth.set(len(self._queue))
+        now = self._clock()
+        self._processing[key] = now
+        self._dirty.discard(key)
+        self._batch_at.pop(key, None)  # this processing meets it
+        added = self._added_at.pop(key, now)
+        self._m_queue_dur.observe(max(0.0, now - added))
+        return key
+
+    def _hand_timer_over_locked(self) -> None:
+        """A worker leaves get() while no worker is the timer and deadlines are pending: wake
+        an idle one, if any, to take the role (a finished worker's next get() would too)."""
+        if self._timer_at is None and self._delayed and not self._shutting_down:
+            self._cond.notify()
 
     def done(self, key: str) -> None:
         """Mark `key` finished; if it was added meanwhile, queue it again (invariant 3)."""

@@ -412,3 +412,94 @@ def test_random_interleavings_keep_the_invariants(program_list: list[list[tuple]
     for key, tick in rec.adds:
         assert last_get.get(key, -1) > tick, f"add of {key} at {tick} never processed"
     assert len(q) == 0 and q.in_flight() == 0
+
+
+# --- one worker sleeps until the next deadline (the timer); the others until an add ----------
+class Getters:
+    """`count` threads that take keys with a plain `get()` (no timeout of their own) and
+    finish each at once, until the queue shuts down."""
+
+    def __init__(self, q: RateLimitingQueue, count: int) -> None:
+        self.q = q
+        self.lock = threading.Lock()
+        self.got: list[str] = []
+        self.threads = [
+            threading.Thread(target=self._run, name=f"getter-{i}", daemon=True)
+            for i in range(count)
+        ]
+        for thread in self.threads:
+            thread.start()
+
+    def _run(self) -> None:
+        while (key := self.q.get()) is not None:
+            with self.lock:
+                self.got.append(key)
+            self.q.done(key)
+
+    def taken(self) -> list[str]:
+        with self.lock:
+            return list(self.got)
+
+    def stop(self) -> None:
+        self.q.shutdown(drain=False)
+        for thread in self.threads:
+            thread.join(30)
+            assert not thread.is_alive()
+
+
+def test_every_deadline_reaches_a_sleeping_worker() -> None:
+    """Deadlines of both kinds, set while the workers sleep, take and finish keys: none is lost
+    when the timer takes a key and leaves (another idle worker must take the role over)."""
+    q = RateLimitingQueue(qname())
+    getters = Getters(q, 4)
+    try:
+        time.sleep(0.05)  # all four asleep in get()
+        keys = [f"ns/k{i}" for i in range(120)]
+        for i, key in enumerate(keys):
+            delay = 0.001 * (i * 7 % 40)
+            if i % 3 == 0:
+                q.add_after(key, delay)
+            elif i % 3 == 1:
+                q.add_batched(key, delay)
+            else:
+                q.add(key)
+        wait_until(lambda: sorted(getters.taken()) == sorted(keys), "every key taken once")
+    finally:
+        getters.stop()
+
+
+def test_the_timer_hands_over_when_it_takes_a_key() -> None:
+    """The timer, woken by an add, takes that key and never comes back; the other sleeper,
+    with nothing else to wake it, must take over the timer's deadline."""
+    q = RateLimitingQueue(qname())
+    first: list[str | None] = []
+    one_shot = threading.Thread(target=lambda: first.append(q.get()), name="one", daemon=True)
+    one_shot.start()
+    time.sleep(0.05)
+    q.add_after("ns/b", 0.3)  # wakes the only sleeper: the one-shot thread becomes the timer
+    time.sleep(0.05)
+    getters = Getters(q, 1)  # asleep after the timer: a Condition wakes in order
+    try:
+        time.sleep(0.05)
+        q.add("ns/a")  # wakes the timer, which takes it and leaves
+        one_shot.join(30)
+        assert first == ["ns/a"]
+        wait_until(lambda: getters.taken() == ["ns/b"], "the deadline met by the other worker")
+    finally:
+        getters.stop()
+
+
+def test_a_sooner_deadline_wakes_the_timer() -> None:
+    clock = WatchedClock()
+    q = RateLimitingQueue(qname(), clock=clock)
+    got: list[str | None] = []
+    thread = threading.Thread(target=lambda: got.append(q.get()), name="getter", daemon=True)
+    q.add_after("ns/late", 0.9)
+    thread.start()
+    assert clock.getter_in.wait(30)
+    started = time.monotonic()
+    q.add_after("ns/soon", 0.05)  # the getter sleeps until 0.9 s: it must wake for this one
+    thread.join(30)
+    assert got == ["ns/soon"]
+    assert time.monotonic() - started < 0.6, "taken at the sooner deadline, not the later one"
+    q.shutdown(drain=False)
