@@ -24,7 +24,15 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class Result:
-    """What a reconcile wants next: nothing, a rate-limited retry, or a retry after a delay."""
+    """What a reconcile wants next: nothing, a rate-limited retry, or a retry after a delay.
+
+    `requeue_after` is "come back within this long": a processing of the key that starts
+    sooner, for any other reason, drops it (`workqueue.add_batched`). That processing returns
+    its own Result, worked out afresh from what it reads, so a deadline or a backstop still
+    needed is set again, and one that is not costs no reconcile. (controller-runtime keeps
+    the timer, and a level-triggered reconciler then runs once more for nothing.) A
+    rate-limited retry after an error is kept whatever happens.
+    """
 
     requeue_after: float | None = None
     requeue: bool = False
@@ -118,7 +126,7 @@ class Runner:
         else:
             if result.requeue_after is not None and result.requeue_after > 0:
                 self.queue.forget(key)
-                self.queue.add_after(key, result.requeue_after)
+                self.queue.add_batched(key, result.requeue_after)
                 self._count("requeue_after")
             elif result.requeue:
                 self.queue.add_rate_limited(key)

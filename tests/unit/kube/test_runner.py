@@ -146,3 +146,72 @@ def test_start_waits_for_informers() -> None:
 def test_workers_must_be_positive() -> None:
     with pytest.raises(ValueError):
         Runner("x", RateLimitingQueue(label()), lambda k: Result(), workers=0)
+
+
+class FixedDelay:
+    """A rate limiter that always waits `delay` (a long, plain retry)."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+
+    def when(self, item: str) -> float:
+        return self.delay
+
+    def forget(self, item: str) -> None:
+        pass
+
+    def num_requeues(self, item: str) -> int:
+        return 0
+
+
+def calls_after(script: list[Any], poke_after_first: bool, settle: float) -> list[str]:
+    """Run one key through a runner whose reconcile follows `script` (a Result, or an
+    exception to raise), the last entry repeating; optionally add the key again as soon as the
+    first reconcile is done. Returns the keys reconciled once `settle` seconds have passed."""
+    ctl = label()
+    calls: list[str] = []
+    first_done = threading.Event()
+
+    def reconcile(key: str) -> Result:
+        step = script[min(len(calls), len(script) - 1)]
+        calls.append(key)
+        if len(calls) == 1:
+            threading.Timer(0.05, first_done.set).start()
+        if isinstance(step, Exception):
+            raise step
+        assert isinstance(step, Result)
+        return step
+
+    queue = RateLimitingQueue(ctl, rate_limiter=FixedDelay(0.4))
+    runner = Runner(ctl, queue, reconcile, workers=1, controller_label=ctl)
+    runner.start()
+    try:
+        queue.add("ns/a")
+        assert first_done.wait(30)
+        if poke_after_first:
+            queue.add("ns/a")
+        threading.Event().wait(settle)
+        return list(calls)
+    finally:
+        runner.stop(timeout=10)
+
+
+def test_requeue_after_comes_back_by_itself() -> None:
+    assert calls_after([Result(requeue_after=0.2), Result()], False, 1.0) == ["ns/a"] * 2
+
+
+def test_requeue_after_is_dropped_by_a_sooner_processing() -> None:
+    """That processing returned its own Result; the older deadline would reconcile for
+    nothing (controller-runtime keeps it, and the Job controller's syncs then no-op)."""
+    assert calls_after([Result(requeue_after=0.4), Result()], True, 1.2) == ["ns/a"] * 2
+
+
+def test_a_later_processing_sets_its_own_requeue() -> None:
+    script = [Result(requeue_after=0.4), Result(requeue_after=0.3), Result()]
+    assert calls_after(script, True, 1.5) == ["ns/a"] * 3
+
+
+def test_an_error_retry_is_kept_whatever_happens() -> None:
+    """After an error the retry stands, even if the key was processed again meanwhile."""
+    script = [RuntimeError("boom"), Result()]
+    assert calls_after(script, True, 1.2) == ["ns/a"] * 3
