@@ -279,8 +279,9 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "pod_batch_period",
-        "how long a job's sync may wait for more of its pods' progress (bound, Running, an IP, "
-        "devices); a failure, deletion or restart is synced at once (0: every update at once)",
+        "how long a job's sync may wait for more of what can wait: its pods' progress (bound, "
+        "Running, an IP, devices), its own status write's echo, the events of the children it "
+        "made or deleted; a spec change, failure or restart is synced at once (0: all at once)",
         parse_duration,
         "DURATION",
     ),

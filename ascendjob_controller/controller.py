@@ -87,7 +87,8 @@ class ControllerOptions:
     plan_options: planning.PlanOptions = field(default_factory=planning.PlanOptions)
     # File-mode rank tables go under it (None: file mode off, ConfigMaps only).
     ranktable_dir: str | None = DEFAULT_RANKTABLE_DIR
-    # A live pod's progress (pod_view.progress_only) syncs its job within this many seconds,
+    # A live pod's progress (pod_view.progress_only) and a job's update that leaves its spec
+    # alone (mostly our own status write's echo) sync the job within this many seconds,
     # batched with what else comes; 0 syncs on every update at once.
     pod_batch_seconds: float = DEFAULT_POD_BATCH_SECONDS
 
@@ -100,6 +101,22 @@ def _resync(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """An update that is only the informer's periodic resync: the same resourceVersion."""
     version = "resourceVersion"
     return bool(old.get("metadata", {}).get(version) == new.get("metadata", {}).get(version))
+
+
+def _spec_unchanged(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """A job update that leaves its spec and its deletion alone: the same metadata.generation
+    (which the API server moves on every spec change) and the same deletionTimestamp.
+
+    Mostly the echo of our own status write. Such an update may be synced in a batch, as the
+    Kubernetes Job controller batches a Job update whose generation did not move.
+    """
+    before, after = old.get("metadata") or {}, new.get("metadata") or {}
+    generation = before.get("generation")
+    return (
+        generation is not None
+        and generation == after.get("generation")
+        and before.get("deletionTimestamp") == after.get("deletionTimestamp")
+    )
 
 
 class AscendJobController:
@@ -184,7 +201,7 @@ class AscendJobController:
     def _job_updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
         if _resync(old, new):
             return  # nothing changed on the server, deadlines have their own requeues
-        self.queue.add(object_key(new))
+        self._sync(object_key(new), batchable=_spec_unchanged(old, new))
 
     def _job_deleted(self, obj: dict[str, Any] | DeletedFinalStateUnknown) -> None:
         job = _unwrap(obj)
@@ -195,8 +212,23 @@ class AscendJobController:
         job_key = owning_job_key(obj)
         if job_key is None:
             return
-        self.expectations.creation_observed(job_key, expectation_key(kind, object_key(obj)))
-        self.queue.add(job_key)
+        ours = self.expectations.creation_observed(job_key, expectation_key(kind, object_key(obj)))
+        # A child we created ourselves is what the plan that created it expected, so its sync
+        # can wait for the batch (the Job controller batches every pod event). Anyone else's
+        # (a child to adopt, or one seen first at start-up) is synced at once.
+        self._sync(job_key, batchable=ours)
+
+    def _sync(self, job_key: str, batchable: bool) -> None:
+        """Enqueue `job_key`: within `pod_batch_seconds` when the event can wait, else at once.
+
+        An event that can wait is still synced at once when a reconcile of the job was held
+        back waiting for an event (`JobReconciler.awaited`): it may be the one.
+        """
+        period = self.options.pod_batch_seconds
+        if batchable and period > 0 and not self.reconciler.awaited(job_key):
+            self.queue.add_batched(job_key, period)
+        else:
+            self.queue.add(job_key)
 
     def _child_updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
         if _resync(old, new):
@@ -225,8 +257,13 @@ class AscendJobController:
         job_key = owning_job_key(child)
         if job_key is None:
             return
-        self.expectations.deletion_observed(job_key, expectation_key(kind, object_key(child)))
-        self.queue.add(job_key)
+        ours = self.expectations.deletion_observed(
+            job_key, expectation_key(kind, object_key(child))
+        )
+        # Our own delete, as for our own create (`_child_added`). A replacement that waits for
+        # it is not held up: its reconcile is held back until the deletion shows, and so is
+        # `awaited`, or the delete's answer already showed the name free (`_follow_up`).
+        self._sync(job_key, batchable=ours)
 
     # -- lifecycle -----------------------------------------------------------------------------
 

@@ -292,6 +292,9 @@ class JobReconciler:
         self.job_states = JobStates.new()
         self.state_starts = JobStateStarts()
         self._own_writes = OwnStatusWrites()
+        # Jobs whose last reconcile was held back, waiting for an event (`awaited`).
+        self._awaited: set[str] = set()
+        self._awaited_lock = threading.Lock()
         #: Since when each job's counts-only status write is held (monotonic), for
         #: `hold_status_for`; dropped once a status write goes out or nothing is left to write.
         self._counts_held_since: dict[str, float] = {}
@@ -359,9 +362,25 @@ class JobReconciler:
         requeue = _sooner(plan.requeue_after, held)
         return dataclasses.replace(plan, status=None, requeue_after=requeue)
 
+    def awaited(self, key: str) -> bool:
+        """True, once, when a reconcile of `key` was held back (`_held_back`) since the last call.
+
+        That reconcile waits for an event: the echo of our own status write, or a child we
+        created or deleted showing in the cache. The controller syncs the job's next event at
+        once then, even one it would otherwise batch. An event that arrives while the reconcile
+        is still deciding to hold back may wait for the batch: the period bounds that delay.
+        """
+        with self._awaited_lock:
+            if key not in self._awaited:
+                return False
+            self._awaited.discard(key)
+            return True
+
     def _job_gone(self, key: str, bound: Any) -> Result:
         self._expectations.forget(key)
         self._own_writes.forget(key)
+        with self._awaited_lock:
+            self._awaited.discard(key)
         self._counts_held_since.pop(key, None)
         self.job_states.set(key, None)
         self.state_starts.set(key, None)
@@ -371,16 +390,21 @@ class JobReconciler:
         return Result()
 
     def _held_back(self, key: str, job: dict[str, Any], bound: Any) -> Result | None:
-        """A Result when the job must not be planned yet (a stale cache), else None."""
+        """A Result when the job must not be planned yet (a stale cache), else None; the job is
+        then `awaited` until its next event."""
         if not self._expectations.satisfied(key):
             expires_in = self._expectations.expires_in(key)
             bound.debug("expectations_pending", expires_in=expires_in)
             # Nothing else may ever enqueue the job: come back when the record expires.
-            return Result(requeue_after=None if expires_in is None else expires_in + 0.01)
-        if self._own_writes.stale(key, job["metadata"].get("resourceVersion")):
+            held = Result(requeue_after=None if expires_in is None else expires_in + 0.01)
+        elif self._own_writes.stale(key, job["metadata"].get("resourceVersion")):
             bound.debug("cache_behind_own_status_write")
-            return Result(requeue_after=STALE_JOB_RECHECK_SECONDS)
-        return None
+            held = Result(requeue_after=STALE_JOB_RECHECK_SECONDS)
+        else:
+            return None
+        with self._awaited_lock:
+            self._awaited.add(key)
+        return held
 
     def _plan(
         self, key: str, job: dict[str, Any], children: dict[str, list[dict[str, Any]]], bound: Any
@@ -821,6 +845,8 @@ class JobReconciler:
         key = object_key(job)
         self._expectations.forget(key)
         self._own_writes.forget(key)
+        with self._awaited_lock:
+            self._awaited.discard(key)
         self._counts_held_since.pop(key, None)
         self.job_states.set(key, None)
         self.state_starts.set(key, None)

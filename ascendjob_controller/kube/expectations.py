@@ -51,17 +51,23 @@ class Expectations:
             record.deletions.update(child_keys)
             record.stamp = self._clock()
 
-    def creation_observed(self, job_key: str, child_key: str) -> None:
+    def creation_observed(self, job_key: str, child_key: str) -> bool:
+        """Mark the create observed; True when it was awaited (the job created it itself)."""
         with self._lock:
             record = self._records.get(job_key)
-            if record is not None:
-                record.creations.discard(child_key)
+            if record is None or child_key not in record.creations:
+                return False
+            record.creations.discard(child_key)
+            return True
 
-    def deletion_observed(self, job_key: str, child_key: str) -> None:
+    def deletion_observed(self, job_key: str, child_key: str) -> bool:
+        """Mark the delete observed; True when it was awaited (the job deleted it itself)."""
         with self._lock:
             record = self._records.get(job_key)
-            if record is not None:
-                record.deletions.discard(child_key)
+            if record is None or child_key not in record.deletions:
+                return False
+            record.deletions.discard(child_key)
+            return True
 
     def creation_failed(self, job_key: str, child_key: str) -> None:
         """The create call failed, so no event will ever come for it: stop waiting."""

@@ -170,3 +170,18 @@ def test_expires_in_counts_down_to_the_ttl_and_is_none_when_nothing_waits() -> N
     assert exp.expires_in("ns/j") == 0.0
     exp.creation_observed("ns/j", "ns/a")
     assert exp.expires_in("ns/j") is None
+
+
+def test_an_observation_says_whether_it_was_awaited() -> None:
+    """The controller batches the sync of a child it created or deleted itself, and no other."""
+    exp = Expectations()
+    exp.expect_creations("ns/j", ["ns/a"])
+    exp.expect_deletions("ns/j", ["ns/b"])
+    assert exp.creation_observed("ns/j", "ns/a") is True
+    assert exp.creation_observed("ns/j", "ns/a") is False, "the second sighting is not ours"
+    assert exp.creation_observed("ns/j", "ns/stray") is False
+    assert exp.creation_observed("ns/other", "ns/a") is False
+    assert exp.deletion_observed("ns/j", "ns/a") is False, "a create awaited is not a delete"
+    assert exp.deletion_observed("ns/j", "ns/b") is True
+    assert exp.deletion_observed("ns/j", "ns/b") is False
+    assert exp.satisfied("ns/j")
