@@ -87,9 +87,10 @@ class ControllerOptions:
     plan_options: planning.PlanOptions = field(default_factory=planning.PlanOptions)
     # File-mode rank tables go under it (None: file mode off, ConfigMaps only).
     ranktable_dir: str | None = DEFAULT_RANKTABLE_DIR
-    # A live pod's progress (pod_view.progress_only) and a job's update that leaves its spec
-    # alone (mostly our own status write's echo) sync the job within this many seconds,
-    # batched with what else comes; 0 syncs on every update at once.
+    # What can wait syncs the job within this many seconds, batched with what else comes: a
+    # live pod's progress (pod_view.progress_only), a job update that leaves its spec alone
+    # (mostly our own status write's echo), our own children's ADDED and DELETED. 0 syncs on
+    # every event at once.
     pod_batch_seconds: float = DEFAULT_POD_BATCH_SECONDS
 
 
