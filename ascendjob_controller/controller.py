@@ -245,11 +245,10 @@ class AscendJobController:
         if before == after:
             self.pod_updates_ignored += 1
             return  # conditions, timestamps, the binding: nothing a decision reads changed
-        period = self.options.pod_batch_seconds
-        if period > 0 and progress_only(before, after):
-            job_key = owning_job_key(new)
+        if progress_only(before, after):
+            job_key = owning_job_key(new)  # progress leaves the owner alone
             if job_key is not None:
-                self.queue.add_batched(job_key, period)
+                self._sync(job_key, batchable=True)
             return
         self._child_updated(old, new)
 

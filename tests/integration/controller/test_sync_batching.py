@@ -52,12 +52,15 @@ def cached(ctl: AscendJobController, ns: str, pods: dict[str, Any]) -> bool:
     return bool(conditions) and all(ctl.pods.store.get(f"{ns}/{name}") for name in pods)
 
 
-def created(kube: KubeClient, ctl: AscendJobController, ns: str) -> dict[str, Any]:
+def created(cluster: Any, ctl: AscendJobController) -> tuple[KubeClient, str]:
+    """A client, and a fresh namespace holding job `b` Created, its pods in `ctl`'s caches."""
+    kube = make_client(cluster)
+    ns = fresh_namespace(kube)
     kube.create(ASCENDJOBS, ns, pytorch_job("b", workers=1))
     pods = wait_pods(kube, ns, "b", 2)
     wait_state(kube, ns, "b", "Created")
     wait_for(lambda: cached(ctl, ns, pods), "the caches to hold the pods and the status")
-    return pods
+    return kube, ns
 
 
 def annotate(kube: KubeClient, ns: str, value: str) -> None:
@@ -68,9 +71,7 @@ def annotate(kube: KubeClient, ns: str, value: str) -> None:
 def test_our_own_writes_wait_for_the_batch(
     bare_cluster: Any, long_batch: AscendJobController
 ) -> None:
-    kube = make_client(bare_cluster)
-    ns = fresh_namespace(kube)
-    created(kube, long_batch, ns)
+    kube, ns = created(bare_cluster, long_batch)
     annotate(kube, ns, "1")
     time.sleep(1.0)  # what an immediate sync would have needed, several times over
     # One reconcile created the Service and the pods and wrote Created; the echo of that
@@ -86,9 +87,7 @@ def test_our_own_writes_wait_for_the_batch(
 def test_the_event_a_held_back_reconcile_waits_for_is_synced_at_once(
     bare_cluster: Any, long_batch: AscendJobController
 ) -> None:
-    kube = make_client(bare_cluster)
-    ns = fresh_namespace(kube)
-    created(kube, long_batch, ns)
+    kube, ns = created(bare_cluster, long_batch)
     key = f"{ns}/b"
     seen = reconciles(long_batch).count(key)
 
