@@ -19,7 +19,8 @@ How the reconciler executes a Plan:
   - events: job-level transitions, already de-duplicated (each is planned once, on the
     reconcile that makes the transition); a terminal one also names the cleanup deletes;
   - delete_job: delete the AscendJob (propagation Background) when its TTL expired;
-  - requeue_after: add_after(key, requeue_after) for the next deadline.
+  - requeue_after: come back within this long, for the next deadline (the runner's
+    `Result.requeue_after`; a reconcile that starts sooner works it out again).
 
 Record, then act (restart counting is exact whatever the execution order): a newly failed
 pod that its policy recreates is *counted* in the plan that first sees it (status gets
