@@ -376,7 +376,8 @@ class JobReconciler:
             self._awaited.discard(key)
             return True
 
-    def _job_gone(self, key: str, bound: Any) -> Result:
+    def _forget(self, key: str) -> None:
+        """Drop what is kept per job: expectations, write and hold records, its gauges."""
         self._expectations.forget(key)
         self._own_writes.forget(key)
         with self._awaited_lock:
@@ -384,6 +385,9 @@ class JobReconciler:
         self._counts_held_since.pop(key, None)
         self.job_states.set(key, None)
         self.state_starts.set(key, None)
+
+    def _job_gone(self, key: str, bound: Any) -> Result:
+        self._forget(key)
         if self._ranktables is not None:
             self._ranktables.forget(key)
         bound.debug("job_gone")
@@ -842,14 +846,7 @@ class JobReconciler:
 
     def job_deleted(self, job: dict[str, Any]) -> None:
         """Bookkeeping when a job disappears: its expectations and its place in the gauge."""
-        key = object_key(job)
-        self._expectations.forget(key)
-        self._own_writes.forget(key)
-        with self._awaited_lock:
-            self._awaited.discard(key)
-        self._counts_held_since.pop(key, None)
-        self.job_states.set(key, None)
-        self.state_starts.set(key, None)
+        self._forget(object_key(job))
         metrics.JOBS_DELETED.labels(**self._metric_labels(job)).inc()
 
     @staticmethod

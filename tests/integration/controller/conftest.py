@@ -9,7 +9,7 @@ import pytest
 
 from ascendjob_controller.controller import AscendJobController, ControllerOptions
 from ascendjob_controller.kube.client import KubeClient
-from tests.integration.controller.helpers import Kubelet, make_client, reconciles
+from tests.integration.controller.helpers import Kubelet, batched, make_client, reconciles
 
 
 @pytest.fixture(scope="module")
@@ -36,5 +36,14 @@ def start_controller(cluster: Any, workers: int = 4) -> AscendJobController:
 @pytest.fixture(scope="module")
 def controller(bare_cluster: Any) -> Iterator[AscendJobController]:
     ctl = start_controller(bare_cluster)
+    yield ctl
+    ctl.stop(10.0)
+
+
+@pytest.fixture
+def long_batch(bare_cluster: Any) -> Iterator[AscendJobController]:
+    """A controller whose syncs that can wait wait 10 minutes: longer than any test waits,
+    so a batched sync never comes within a test."""
+    ctl = batched(bare_cluster, 600.0)
     yield ctl
     ctl.stop(10.0)

@@ -44,6 +44,14 @@ def started(cluster: Any, options: ControllerOptions) -> AscendJobController:
     return ctl
 
 
+def batched(cluster: Any, period: float) -> AscendJobController:
+    """A started controller whose syncs that can wait wait `period` seconds (2 workers, no
+    gang scheduling): the batching tests' controller."""
+    return started(
+        cluster, ControllerOptions(workers=2, gang_scheduling=False, pod_batch_seconds=period)
+    )
+
+
 def fresh_namespace(client: KubeClient, prefix: str = "t") -> str:
     name = f"{prefix}-{uuid.uuid4().hex[:6]}"
     return create_namespace(client, name)

@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-from ascendjob_controller.controller import AscendJobController, ControllerOptions
+from ascendjob_controller.controller import AscendJobController
 from ascendjob_controller.kube.client import ASCENDJOBS, KubeClient
 from tests.integration.controller.helpers import (
     Kubelet,
+    batched,
     fresh_namespace,
     make_client,
     pytorch_job,
     reconciles,
-    started,
     status_of,
     wait_for,
     wait_pods,
@@ -34,23 +34,9 @@ from tests.integration.controller.helpers import (
 pytestmark = pytest.mark.integration
 
 
-def start(cluster: Any, period: float) -> AscendJobController:
-    return started(
-        cluster, ControllerOptions(workers=2, gang_scheduling=False, pod_batch_seconds=period)
-    )
-
-
-@pytest.fixture
-def long_batch(bare_cluster: Any) -> Iterator[AscendJobController]:
-    """Progress waits 10 minutes: longer than any test waits."""
-    ctl = start(bare_cluster, 600.0)
-    yield ctl
-    ctl.stop(10.0)
-
-
 @pytest.fixture
 def short_batch(bare_cluster: Any) -> Iterator[AscendJobController]:
-    ctl = start(bare_cluster, 0.3)
+    ctl = batched(bare_cluster, 0.3)
     yield ctl
     ctl.stop(10.0)
 

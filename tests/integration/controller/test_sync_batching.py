@@ -11,12 +11,11 @@ Followed through the API, so it holds on both servers.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from ascendjob_controller.controller import AscendJobController, ControllerOptions
+from ascendjob_controller.controller import AscendJobController
 from ascendjob_controller.kube.client import ASCENDJOBS, KubeClient
 from ascendjob_controller.reconciler import expectation_key
 from tests.integration.controller.helpers import (
@@ -24,25 +23,12 @@ from tests.integration.controller.helpers import (
     make_client,
     pytorch_job,
     reconciles,
-    started,
     wait_for,
     wait_pods,
     wait_state,
 )
 
 pytestmark = pytest.mark.integration
-
-#: Longer than any test waits: a batched sync never comes within a test.
-LONG = 600.0
-
-
-@pytest.fixture
-def long_batch(bare_cluster: Any) -> Iterator[AscendJobController]:
-    ctl = started(
-        bare_cluster, ControllerOptions(workers=2, gang_scheduling=False, pod_batch_seconds=LONG)
-    )
-    yield ctl
-    ctl.stop(10.0)
 
 
 def cached(ctl: AscendJobController, ns: str, pods: dict[str, Any]) -> bool:
