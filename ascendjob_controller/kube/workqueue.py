@@ -42,6 +42,10 @@ class RateLimitingQueue:
     ) -> None:
         self.name = name
         self._clock: Clock = clock or time.monotonic
+        # An injected clock may be fake: a sleep until the next deadline is capped so that a
+        # test advancing it is noticed within a second. The real clock needs no cap, and an
+        # idle controller with a distant deadline pending then sleeps until it.
+        self._sleep_cap: float | None = None if self._clock is time.monotonic else 1.0
         self._limiter: RateLimiter = rate_limiter or default_controller_rate_limiter(self._clock)
         self._cond = threading.Condition(threading.Lock())
         self._queue: deque[str] = deque()
@@ -206,9 +210,9 @@ class RateLimitingQueue:
                 timer = next_ready is not None and self._timer_at is None
                 if timer:
                     assert next_ready is not None
-                    # The injected clock may be fake; cap the sleep so a test that advances it
-                    # is noticed promptly. With the real clock this is an exact wake-up.
-                    until_ready = min(max(0.0, next_ready - self._clock()), 1.0)
+                    until_ready = max(0.0, next_ready - self._clock())
+                    if self._sleep_cap is not None:
+                        until_ready = min(until_ready, self._sleep_cap)
                     wait = until_ready if wait is None else min(wait, until_ready)
                     self._timer_at = self._clock() + wait
                 try:

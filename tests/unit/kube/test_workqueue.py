@@ -8,8 +8,10 @@ import time
 import uuid
 from collections.abc import Callable
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pytest_mock import MockerFixture
 
 from ascendjob_controller import metrics
 from ascendjob_controller.kube.ratelimit import ItemExponentialFailureRateLimiter
@@ -111,6 +113,28 @@ def test_add_after_wakes_a_blocked_getter_on_the_real_clock() -> None:
     q.add_after("ns/a", 0.05)  # takes the lock: the getter is blocked in its wait by now
     thread.join(30)
     assert got == ["ns/a"]
+
+
+@pytest.mark.parametrize(
+    ("clock", "longest_sleep"),
+    [(None, 300.0), (FakeClock(), 1.0)],
+    ids=["real clock: sleeps until the deadline", "injected clock: wakes each second"],
+)
+def test_the_timer_sleeps_until_a_distant_deadline_on_the_real_clock(
+    clock: FakeClock | None, longest_sleep: float, mocker: MockerFixture
+) -> None:
+    """An idle controller with one distant deadline (a TTL, an active deadline) should not
+    wake every second; only a fake clock, which a test advances, needs the cap."""
+    q = RateLimitingQueue(qname(), clock=clock)
+    q.add_after("ns/a", 300.0)
+    waits = mocker.spy(q._cond, "wait")
+    thread = threading.Thread(target=q.get, daemon=True)
+    thread.start()
+    wait_until(lambda: waits.call_count >= 1, "the getter to sleep")
+    q.shutdown()
+    thread.join(30)
+    slept = waits.call_args_list[0].args[0]
+    assert longest_sleep - 1.0 < slept <= longest_sleep
 
 
 def test_add_after_merges_with_a_waiting_key() -> None:
