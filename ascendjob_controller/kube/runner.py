@@ -92,6 +92,10 @@ class Runner:
     def started(self) -> bool:
         return self._started.is_set()
 
+    def workers_alive(self) -> int:
+        """How many of the started workers are still running (each should, until `stop`)."""
+        return sum(thread.is_alive() for thread in self._threads)
+
     def stop(self, timeout: float, *, stop_informers: bool = True) -> bool:
         """Stop taking keys; wait up to `timeout` for in-flight reconciles. True if all ended."""
         deadline = time.monotonic() + timeout

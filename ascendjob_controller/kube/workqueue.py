@@ -30,6 +30,9 @@ from collections import deque
 from ascendjob_controller import metrics
 from ascendjob_controller.kube.ratelimit import Clock, RateLimiter, default_controller_rate_limiter
 
+#: The longest the timer worker sleeps on the real clock before looking at the deadlines again.
+LONGEST_SLEEP_SECONDS = 3600.0
+
 
 class RateLimitingQueue:
     """The controller's queue: dedupe, delayed adds, per-key rate-limited retries."""
@@ -42,10 +45,11 @@ class RateLimitingQueue:
     ) -> None:
         self.name = name
         self._clock: Clock = clock or time.monotonic
-        # An injected clock may be fake: a sleep until the next deadline is capped so that a
-        # test advancing it is noticed within a second. The real clock needs no cap, and an
-        # idle controller with a distant deadline pending then sleeps until it.
-        self._sleep_cap: float | None = None if self._clock is time.monotonic else 1.0
+        # The timer's longest sleep. An injected clock may be fake: a test advancing it is
+        # noticed within a second. The real clock needs only a bound Condition.wait accepts (a
+        # valid activeDeadlineSeconds may be centuries away: OverflowError past TIMEOUT_MAX),
+        # so an idle controller with a distant deadline pending wakes at most once an hour.
+        self._sleep_cap = LONGEST_SLEEP_SECONDS if self._clock is time.monotonic else 1.0
         self._limiter: RateLimiter = rate_limiter or default_controller_rate_limiter(self._clock)
         self._cond = threading.Condition(threading.Lock())
         self._queue: deque[str] = deque()
@@ -210,9 +214,7 @@ class RateLimitingQueue:
                 timer = next_ready is not None and self._timer_at is None
                 if timer:
                     assert next_ready is not None
-                    until_ready = max(0.0, next_ready - self._clock())
-                    if self._sleep_cap is not None:
-                        until_ready = min(until_ready, self._sleep_cap)
+                    until_ready = min(max(0.0, next_ready - self._clock()), self._sleep_cap)
                     wait = until_ready if wait is None else min(wait, until_ready)
                     self._timer_at = self._clock() + wait
                 try:

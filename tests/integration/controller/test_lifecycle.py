@@ -203,6 +203,22 @@ def test_active_deadline_fails_job_with_no_other_event(kube: KubeClient, ns: str
     wait_event(kube, ns, "dl", "DeadlineExceeded")
 
 
+def test_an_active_deadline_centuries_away_stops_no_worker(
+    kube: KubeClient, kubelet: Kubelet, ns: str, controller: AscendJobController
+) -> None:
+    """A valid activeDeadlineSeconds may put the job's deadline centuries away, past what a
+    thread's timed wait accepts (OverflowError). The queue's timer worker sleeps towards it
+    and must not die of it: every worker still serves the next job."""
+    kube.create(ASCENDJOBS, ns, pytorch_job("far", run_policy={"activeDeadlineSeconds": 10**10}))
+    pods = wait_pods(kube, ns, "far", 2)
+    kubelet.run_all(pods)
+    wait_state(kube, ns, "far", "Running")
+    time.sleep(0.5)  # the reconcile that wrote Running hands its deadline to the queue's timer
+    assert controller.runner.workers_alive() == 4
+    kube.create(ASCENDJOBS, ns, pytorch_job("next"))
+    wait_pods(kube, ns, "next", 2)
+
+
 def test_ttl_deletes_the_finished_job(kube: KubeClient, kubelet: Kubelet, ns: str) -> None:
     ttl = 3
     kube.create(ASCENDJOBS, ns, pytorch_job("ttl", run_policy={"ttlSecondsAfterFinished": ttl}))

@@ -15,7 +15,7 @@ from pytest_mock import MockerFixture
 
 from ascendjob_controller import metrics
 from ascendjob_controller.kube.ratelimit import ItemExponentialFailureRateLimiter
-from ascendjob_controller.kube.workqueue import RateLimitingQueue
+from ascendjob_controller.kube.workqueue import LONGEST_SLEEP_SECONDS, RateLimitingQueue
 
 
 class FakeClock:
@@ -116,25 +116,32 @@ def test_add_after_wakes_a_blocked_getter_on_the_real_clock() -> None:
 
 
 @pytest.mark.parametrize(
-    ("clock", "longest_sleep"),
-    [(None, 300.0), (FakeClock(), 1.0)],
-    ids=["real clock: sleeps until the deadline", "injected clock: wakes each second"],
+    ("clock", "delay", "longest_sleep"),
+    [(None, 300.0, 300.0), (None, 1e10, LONGEST_SLEEP_SECONDS), (FakeClock(), 300.0, 1.0)],
+    ids=[
+        "real clock: sleeps until the deadline",
+        "real clock: a deadline centuries away, within what Condition.wait takes",
+        "injected clock: wakes each second",
+    ],
 )
 def test_the_timer_sleeps_until_a_distant_deadline_on_the_real_clock(
-    clock: FakeClock | None, longest_sleep: float, mocker: MockerFixture
+    clock: FakeClock | None, delay: float, longest_sleep: float, mocker: MockerFixture
 ) -> None:
     """An idle controller with one distant deadline (a TTL, an active deadline) should not
-    wake every second; only a fake clock, which a test advances, needs the cap."""
+    wake every second; only a fake clock, which a test advances, needs that cap. A valid
+    activeDeadlineSeconds may put the deadline past what Condition.wait accepts."""
     q = RateLimitingQueue(qname(), clock=clock)
-    q.add_after("ns/a", 300.0)
+    q.add_after("ns/a", delay)
     waits = mocker.spy(q._cond, "wait")
-    thread = threading.Thread(target=q.get, daemon=True)
+    got: list[str | None] = []
+    thread = threading.Thread(target=lambda: got.append(q.get()), daemon=True)
     thread.start()
     wait_until(lambda: waits.call_count >= 1, "the getter to sleep")
     q.shutdown()
     thread.join(30)
     slept = waits.call_args_list[0].args[0]
     assert longest_sleep - 1.0 < slept <= longest_sleep
+    assert got == [None], "the getter returned on shutdown, nothing raised in its sleep"
 
 
 def test_add_after_merges_with_a_waiting_key() -> None:
