@@ -104,6 +104,16 @@ def _resync(old: dict[str, Any], new: dict[str, Any]) -> bool:
     return bool(old.get("metadata", {}).get(version) == new.get("metadata", {}).get(version))
 
 
+def _replaced(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """An "update" that is another object under the same name: the old one was deleted and a
+    new one created while the watch was down, and the relist shows the pair as one update (as
+    client-go's informers do). That is a deletion and a creation, which our expectations and
+    a job's records must hear of as such."""
+    before = (old.get("metadata") or {}).get("uid")
+    after = (new.get("metadata") or {}).get("uid")
+    return bool(before) and bool(after) and before != after
+
+
 def _spec_unchanged(old: dict[str, Any], new: dict[str, Any]) -> bool:
     """A job update that leaves its spec and its deletion alone: the same metadata.generation
     (which the API server moves on every spec change) and the same deletionTimestamp.
@@ -195,13 +205,18 @@ class AscendJobController:
             if informer is not None:
                 informer.add_event_handler(
                     on_add=functools.partial(self._child_added, kind),
-                    on_update=self._child_updated,
+                    on_update=functools.partial(self._child_updated, kind),
                     on_delete=functools.partial(self._child_deleted, kind),
                 )
 
     def _job_updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
         if _resync(old, new):
             return  # nothing changed on the server, deadlines have their own requeues
+        if _replaced(old, new):
+            # A job deleted and created again under its name: forget the old one's records
+            # (its pending expectations would hold the new one back), then sync the new one.
+            self._job_deleted(old)
+            return
         self._sync(object_key(new), batchable=_spec_unchanged(old, new))
 
     def _job_deleted(self, obj: dict[str, Any] | DeletedFinalStateUnknown) -> None:
@@ -231,8 +246,14 @@ class AscendJobController:
         else:
             self.queue.add(job_key)
 
-    def _child_updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+    def _child_updated(self, kind: str, old: dict[str, Any], new: dict[str, Any]) -> None:
         if _resync(old, new):
+            return
+        if _replaced(old, new):
+            # Our own delete and create of a same-name child (a failed pod's replacement),
+            # both missed by a watch that was down: each meets its expectation here.
+            self._child_deleted(kind, old)
+            self._child_added(kind, new)
             return
         old_key, new_key = owning_job_key(old), owning_job_key(new)
         if old_key is not None and old_key != new_key:
@@ -241,6 +262,9 @@ class AscendJobController:
             self.queue.add(new_key)
 
     def _pod_updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
+        if _replaced(old, new):
+            self._child_updated("Pod", old, new)
+            return
         before, after = planner_view(old), planner_view(new)
         if before == after:
             self.pod_updates_ignored += 1
@@ -250,7 +274,7 @@ class AscendJobController:
             if job_key is not None:
                 self._sync(job_key, batchable=True)
             return
-        self._child_updated(old, new)
+        self._child_updated("Pod", old, new)
 
     def _child_deleted(self, kind: str, obj: dict[str, Any] | DeletedFinalStateUnknown) -> None:
         child = _unwrap(obj)
