@@ -35,9 +35,29 @@ pytestmark = [
 
 
 @pytest.fixture
-def faults(bare_cluster: Any) -> Iterator[Any]:
-    yield bare_cluster.faults
+def cluster(bare_cluster: Any) -> Iterator[Any]:
+    yield bare_cluster
     bare_cluster.faults.clear()
+
+
+def take_watch_down(cluster: Any, resource: str) -> None:
+    """Refuse `resource`'s watches and LISTs, end the open watch, and wait until the informer's
+    next try is refused: its stream has ended by then, so it sees nothing from now on."""
+
+    def tries() -> int:
+        return cluster.request_count("watch", resource) + cluster.request_count("list", resource)
+
+    before = tries()
+    cluster.faults.fail("watch", resource)
+    cluster.faults.fail("list", resource)
+    cluster.faults.drop_watches()
+    wait_for(lambda: tries() > before, what=f"the {resource} informer's next try refused")
+
+
+def bring_watch_back(cluster: Any, resource: str) -> None:
+    """Serve `resource` again; its next watch gets a 410, so the informer relists either way."""
+    cluster.faults.clear()
+    cluster.faults.expire_next_watch(resource)
 
 
 def replacement(pod: dict[str, Any]) -> dict[str, Any]:
@@ -53,7 +73,7 @@ def replacement(pod: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_a_child_replaced_while_the_watch_was_down_meets_both_expectations(
-    kube: KubeClient, controller: AscendJobController, faults: Any
+    kube: KubeClient, controller: AscendJobController, cluster: Any
 ) -> None:
     ns = fresh_namespace(kube)
     kube.create(ASCENDJOBS, ns, pytorch_job("r"))
@@ -68,10 +88,7 @@ def test_a_child_replaced_while_the_watch_was_down_meets_both_expectations(
         what="the pods cached and nothing expected",
     )
 
-    # The pod watch goes down and stays down (its re-LISTs too) until the pod is replaced.
-    faults.fail("watch", "pods")
-    faults.fail("list", "pods")
-    faults.drop_watches()
+    take_watch_down(cluster, "pods")
     controller.expectations.expect_deletions(job_key, [child])
     kube.delete(PODS, ns, "r-worker-0", grace_period_seconds=0)
     controller.expectations.expect_creations(job_key, [child])
@@ -80,8 +97,7 @@ def test_a_child_replaced_while_the_watch_was_down_meets_both_expectations(
     cached = controller.pods.store.get(f"{ns}/r-worker-0")
     assert cached is not None and cached["metadata"]["uid"] == old["metadata"]["uid"]
 
-    faults.clear()
-    faults.expire_next_watch("pods")  # whichever it tries first, the informer relists
+    bring_watch_back(cluster, "pods")
     wait_for(
         lambda: (
             (controller.pods.store.get(f"{ns}/r-worker-0") or {}).get("metadata", {}).get("uid")
@@ -98,7 +114,7 @@ def test_a_child_replaced_while_the_watch_was_down_meets_both_expectations(
 
 
 def test_a_job_replaced_while_the_watch_was_down_starts_afresh(
-    kube: KubeClient, controller: AscendJobController, faults: Any
+    kube: KubeClient, controller: AscendJobController, cluster: Any
 ) -> None:
     """The same for a job deleted and created again under its name: the old job's records go
     (a create it still expected would hold the new job back), and the new job is planned."""
@@ -108,17 +124,14 @@ def test_a_job_replaced_while_the_watch_was_down_starts_afresh(
     job_key = f"{ns}/j"
     wait_for(lambda: controller.expectations.satisfied(job_key), what="nothing expected")
 
-    faults.fail("watch", "ascendjobs")
-    faults.fail("list", "ascendjobs")
-    faults.drop_watches()
+    take_watch_down(cluster, "ascendjobs")
     # The old job's last reconcile created a pod whose ADDED the controller never saw.
     controller.expectations.expect_creations(job_key, [expectation_key("Pod", f"{ns}/j-x")])
     kube.delete(ASCENDJOBS, ns, "j")
     new = kube.create(ASCENDJOBS, ns, pytorch_job("j"))
     assert new["metadata"]["uid"] != old["metadata"]["uid"]
 
-    faults.clear()
-    faults.expire_next_watch("ascendjobs")
+    bring_watch_back(cluster, "ascendjobs")
     wait_for(
         lambda: (
             (controller.jobs.store.get(job_key) or {}).get("metadata", {}).get("uid")
