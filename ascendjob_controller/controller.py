@@ -250,10 +250,7 @@ class AscendJobController:
         if _resync(old, new):
             return
         if _replaced(old, new):
-            # Our own delete and create of a same-name child (a failed pod's replacement),
-            # both missed by a watch that was down: each meets its expectation here.
-            self._child_deleted(kind, old)
-            self._child_added(kind, new)
+            self._child_replaced(kind, old, new)
             return
         old_key, new_key = owning_job_key(old), owning_job_key(new)
         if old_key is not None and old_key != new_key:
@@ -261,9 +258,15 @@ class AscendJobController:
         if new_key is not None:
             self.queue.add(new_key)
 
+    def _child_replaced(self, kind: str, old: dict[str, Any], new: dict[str, Any]) -> None:
+        """Our own delete and create of a same-name child (a failed pod's replacement), both
+        missed by a watch that was down: each meets its expectation here."""
+        self._child_deleted(kind, old)
+        self._child_added(kind, new)
+
     def _pod_updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
         if _replaced(old, new):
-            self._child_updated("Pod", old, new)
+            self._child_replaced("Pod", old, new)
             return
         before, after = planner_view(old), planner_view(new)
         if before == after:

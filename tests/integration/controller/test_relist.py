@@ -60,6 +60,11 @@ def bring_watch_back(cluster: Any, resource: str) -> None:
     cluster.faults.expire_next_watch(resource)
 
 
+def cached_uid(informer: Any, key: str) -> str | None:
+    """The uid of the object `informer` caches under `key`, None when it caches none."""
+    return ((informer.store.get(key) or {}).get("metadata") or {}).get("uid")
+
+
 def replacement(pod: dict[str, Any]) -> dict[str, Any]:
     """A new pod under `pod`'s name, as the controller creates a failed pod's replacement."""
     meta = pod["metadata"]
@@ -94,15 +99,11 @@ def test_a_child_replaced_while_the_watch_was_down_meets_both_expectations(
     controller.expectations.expect_creations(job_key, [child])
     new = kube.create(PODS, ns, replacement(old))
     assert new["metadata"]["uid"] != old["metadata"]["uid"]
-    cached = controller.pods.store.get(f"{ns}/r-worker-0")
-    assert cached is not None and cached["metadata"]["uid"] == old["metadata"]["uid"]
+    assert cached_uid(controller.pods, f"{ns}/r-worker-0") == old["metadata"]["uid"]
 
     bring_watch_back(cluster, "pods")
     wait_for(
-        lambda: (
-            (controller.pods.store.get(f"{ns}/r-worker-0") or {}).get("metadata", {}).get("uid")
-            == new["metadata"]["uid"]
-        ),
+        lambda: cached_uid(controller.pods, f"{ns}/r-worker-0") == new["metadata"]["uid"],
         what="the relist caching the replacement",
     )
     wait_for(
@@ -133,10 +134,7 @@ def test_a_job_replaced_while_the_watch_was_down_starts_afresh(
 
     bring_watch_back(cluster, "ascendjobs")
     wait_for(
-        lambda: (
-            (controller.jobs.store.get(job_key) or {}).get("metadata", {}).get("uid")
-            == new["metadata"]["uid"]
-        ),
+        lambda: cached_uid(controller.jobs, job_key) == new["metadata"]["uid"],
         what="the relist caching the new job",
     )
     wait_for(
