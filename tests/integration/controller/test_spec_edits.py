@@ -28,7 +28,7 @@ def ns(kube: KubeClient, controller: AscendJobController) -> str:
 
 
 def test_spec_edited_invalid_while_running_fails_and_cleans_up(
-    kube: KubeClient, kubelet: Kubelet, ns: str
+    kube: KubeClient, kubelet: Kubelet, ns: str, controller: AscendJobController
 ) -> None:
     job = pytorch_job(
         "inv", workers=2, scheduler="volcano", run_policy={"cleanPodPolicy": "Running"}
@@ -41,6 +41,17 @@ def test_spec_edited_invalid_while_running_fails_and_cleans_up(
     kubelet.run_all(pods)
     wait_state(kube, ns, "inv", "Running")
     kubelet.succeeded(pods["inv-worker-1"])
+    # The pod and job watches are two streams: the spec edit below may reach the controller
+    # first, and a Worker it still caches as Running is one that cleanPodPolicy deletes.
+    wait_for(
+        lambda: (
+            ((controller.pods.store.get(f"{ns}/inv-worker-1") or {}).get("status") or {}).get(
+                "phase"
+            )
+            == "Succeeded"
+        ),
+        "the controller to see the Worker succeed",
+    )
 
     # Schema-valid, semantically invalid: the leader must have exactly one replica.
     kube.patch(ASCENDJOBS, ns, "inv", {"spec": {"replicaSpecs": {"Master": {"replicas": 2}}}})
