@@ -92,10 +92,16 @@ def test_runner_reconciles_after_sync_and_shuts_down_gracefully(bare_cluster: An
             what="every object reconciled",
         )
         assert unsynced_reconciles == []
-        success = metrics.REGISTRY.get_sample_value(
-            "controller_runtime_reconcile_total", {"controller": name, "result": "success"}
-        )
-        assert success is not None and success >= 5
+
+        def successes() -> float:
+            # The last patch lands on the server before its reconcile returns
+            # and is counted, so the count is awaited, not read once.
+            value = metrics.REGISTRY.get_sample_value(
+                "controller_runtime_reconcile_total", {"controller": name, "result": "success"}
+            )
+            return value or 0.0
+
+        wait_for(lambda: successes() >= 5, what="five successful reconciles counted")
         client.create(CONFIGMAPS, ns, configmap("slow"))
         assert in_flight.wait(60), "the slow reconcile started"
         active = metrics.REGISTRY.get_sample_value(
