@@ -115,6 +115,8 @@ class Recorder:
         self.events: list[tuple[str, str]] = []
         self.gate = threading.Event()
         self.gate.set()
+        #: Set once the watcher is held at the gate with an event in hand.
+        self.holding = threading.Event()
         self.changed = threading.Condition()
 
     def on_relist(self, objs: list[dict[str, Any]]) -> None:
@@ -123,6 +125,8 @@ class Recorder:
             self.changed.notify_all()
 
     def on_event(self, kind: str, obj: dict[str, Any]) -> None:
+        if not self.gate.is_set():
+            self.holding.set()
         self.gate.wait(10)
         with self.changed:
             self.events.append((kind, obj["metadata"]["name"]))
@@ -158,6 +162,9 @@ def test_store_watcher_relists_then_follows_then_relists_when_behind(
         assert {name for _, name in seen.events} == {"after", "before"}  # not the namespace
         seen.gate.clear()  # hold the watcher while 30 writes pass a 20-event window
         direct.request("POST", PODS, {**POD, "metadata": {"name": "held"}})
+        # Only once the watcher holds "held" alone do the 30 writes start: a watcher that
+        # had not yet woken would take them in with "held" and never fall behind.
+        assert seen.holding.wait(10), "the watcher took 'held' and waits at the gate"
         for i in range(30):
             direct.request("POST", PODS, {**POD, "metadata": {"name": f"q{i:02d}"}})
         seen.gate.set()
