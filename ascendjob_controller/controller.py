@@ -450,6 +450,9 @@ def _serve(config: Any, client: KubeClient, controller: AscendJobController) -> 
     log.info("controller_started", workers=config.workers, leader_elect=config.leader_elect)
     stop.wait()
     checks.begin_shutdown()
+    # As the manager's cancelled context ends client-go's requests: what is in flight gets
+    # no further attempt, so a server that has gone away cannot hold the exit for seconds.
+    client.cancel_retries()
     log.info("controller_stopping")
     # A lost lease stops work at once: another replica may already be leading.
     controller.stop(0.0 if lost_lease.is_set() else config.graceful_shutdown_timeout)

@@ -18,6 +18,11 @@ Retry policy (client-go semantics, stated once here):
 
 Back-off is capped exponential with jitter; Retry-After is honoured. A client-side token bucket
 (QPS/burst) spaces every request, including the start of watches.
+
+Once the process begins to shut down (`cancel_retries`), a failed request is not retried and a
+back-off in progress ends at once, as client-go's requests end when the manager cancels their
+context. Without that, a reconcile in flight against an API server that had gone away kept
+the process retrying for seconds after SIGTERM.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import logging
 import os
 import platform
 import random
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -193,6 +199,7 @@ class KubeClient:
         backoff_cap: float = 10.0,
         transport: Transport | None = None,
         user_agent: str | None = None,
+        retries_cancelled: threading.Event | None = None,
     ) -> None:
         self._api = api_client
         if user_agent:
@@ -205,6 +212,8 @@ class KubeClient:
         self.request_timeout = request_timeout
         self._backoff_base = backoff_base
         self._backoff_cap = backoff_cap
+        # Shared with the clones of `with_rate_limit`: the whole process stops retrying at once.
+        self._retries_cancelled = retries_cancelled or threading.Event()
         self.host = urlparse(api_client.configuration.host).netloc or "unknown"
         self._metrics: dict[tuple[str, str, str], tuple[Any, Any]] = {}
 
@@ -250,6 +259,14 @@ class KubeClient:
     def close(self) -> None:
         self._api.close()
 
+    def cancel_retries(self) -> None:
+        """From now on every request gets one attempt, and a back-off under way ends now.
+
+        For shutdown (this client and its `with_rate_limit` clones): what is in flight ends
+        with its last error instead of retrying against a server that may be gone.
+        """
+        self._retries_cancelled.set()
+
     def with_rate_limit(self, qps: float, burst: int) -> KubeClient:
         """The same connection pool and credentials behind a separate token bucket.
 
@@ -265,6 +282,7 @@ class KubeClient:
             backoff_base=self._backoff_base,
             backoff_cap=self._backoff_cap,
             transport=self._transport,
+            retries_cancelled=self._retries_cancelled,
         )
         return clone
 
@@ -461,7 +479,8 @@ class KubeClient:
                 if ambiguous and is_already_exists(e) and name:
                     # An earlier attempt we could not confirm did land: that object is ours.
                     return self.get(res, namespace, name) if read_back else body
-                if not _is_ambiguous(e) or not name or attempt == attempts - 1:
+                last = attempt == attempts - 1 or self._retries_cancelled.is_set()
+                if not _is_ambiguous(e) or not name or last:
                     raise
                 ambiguous = True
                 if read_back:
@@ -470,7 +489,8 @@ class KubeClient:
                         return found
                 else:
                     log.warning("create ambiguous, re-sending", extra={"object": f"{name}"})
-                self._sleep_backoff(attempt, e)
+                if not self._sleep_backoff(attempt, e):
+                    raise
         raise AssertionError("unreachable")
 
     def _read_back(
@@ -625,14 +645,15 @@ class KubeClient:
                 if method == "DELETE" and retried_ambiguously and is_not_found(e):
                     raise _RetriedNotFound() from e
                 retry = _server_did_not_process(e) or (idempotent and _is_ambiguous(e))
-                if not retry or attempt == attempts - 1:
+                if not retry or attempt == attempts - 1 or self._retries_cancelled.is_set():
                     raise
                 retried_ambiguously = retried_ambiguously or _is_ambiguous(e)
                 log.info(
                     "retrying request",
                     extra={"method": method, "path": path, "status": e.status, "try": attempt + 1},
                 )
-                self._sleep_backoff(attempt, e)
+                if not self._sleep_backoff(attempt, e):
+                    raise
         raise AssertionError("unreachable")
 
     def _send_once(
@@ -697,13 +718,14 @@ class KubeClient:
             self._metrics[key] = children
         return children
 
-    def _sleep_backoff(self, attempt: int, e: ApiError) -> None:
+    def _sleep_backoff(self, attempt: int, e: ApiError) -> bool:
+        """Wait before the next attempt; False when retries were cancelled meanwhile."""
         if e.retry_after is not None:
             delay = min(e.retry_after, 30.0)
         else:
             delay = min(self._backoff_cap, self._backoff_base * 2**attempt)
             delay *= 0.5 + random.random() / 2
-        time.sleep(delay)
+        return not self._retries_cancelled.wait(delay)
 
 
 class _ContinueExpired(Exception):

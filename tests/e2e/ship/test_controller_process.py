@@ -107,6 +107,36 @@ def test_sigterm_releases_the_lease_and_exits_0(bare_cluster: Any, start_control
     assert controller.stderr_path.read_text() == ""
 
 
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
+def test_sigterm_ends_the_retries_of_a_reconcile_in_flight(
+    bare_cluster: Any, kubectl_bin: str, start_controller: Start
+) -> None:
+    """On SIGTERM a request in flight gets no further attempt (client-go's cancelled context).
+
+    Every pod create is refused with 503 and Retry-After: 1, which the client retries five
+    times. The signal comes right after the first pod's first attempt; before the stop
+    cancelled retries, the graceful stop waited out the other five, a second apart.
+    """
+    controller = start_controller(bare_cluster)
+    controller.wait_ready()
+    bare_cluster.faults.fail("create", "pods", code=503)
+    try:
+        kubectl_apply(kubectl_bin, bare_cluster, "-f", "-", stdin=small_job("ship-refused", 1))
+        controller.wait_for(
+            lambda: bare_cluster.request_count("create", "pods") >= 1, 60, "a pod create refused"
+        )
+        attempted = bare_cluster.request_count("create", "pods")
+        controller.signal(signal.SIGTERM)
+        assert controller.wait(timeout=60) == 0, controller.logs()
+        # At most one attempt that had begun before the signal reached the client.
+        assert bare_cluster.request_count("create", "pods") - attempted <= 1, controller.logs()
+    finally:
+        bare_cluster.faults.clear()
+    events = [json.loads(line).get("event") for line in controller.log_lines()]
+    assert "controller_stopped" in events
+    assert controller.stderr_path.read_text() == ""
+
+
 def test_the_api_server_files_our_writes_under_our_name(
     bare_cluster: Any, kubectl_bin: str, start_controller: Start
 ) -> None:

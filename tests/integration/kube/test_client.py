@@ -179,6 +179,63 @@ def test_retries_are_bounded(bare_cluster: Any) -> None:
 
 
 @pytest.mark.local_only("injects faults through the embedded server's hooks")
+def test_cancelled_retries_end_a_back_off_under_way(bare_cluster: Any) -> None:
+    """Shutdown's `cancel_retries`: a request sleeping a long back-off raises its error now."""
+    client = make_client(bare_cluster, backoff_base=60.0, backoff_cap=60.0)
+    ns = fresh_namespace(client)
+    bare_cluster.faults.fail("get", "configmaps", code=500)
+    before = bare_cluster.request_count("get", "configmaps")
+    raised: list[BaseException] = []
+
+    def get() -> None:
+        try:
+            client.get(CONFIGMAPS, ns, "a")
+        except BaseException as err:  # handed to the test thread
+            raised.append(err)
+
+    getter = threading.Thread(target=get, daemon=True)
+    getter.start()
+    try:
+        wait_for(
+            lambda: bare_cluster.request_count("get", "configmaps") - before == 1,
+            what="the first attempt answered 500",
+        )
+        # The getter now sleeps 30-60 s before its second attempt; the clone shares the switch.
+        client.with_rate_limit(5.0, 10).cancel_retries()
+        getter.join(10)
+        assert not getter.is_alive(), "the back-off ended when retries were cancelled"
+    finally:
+        bare_cluster.faults.clear()
+    assert len(raised) == 1 and isinstance(raised[0], ApiError) and raised[0].status == 500
+    assert bare_cluster.request_count("get", "configmaps") - before == 1
+
+
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
+def test_after_cancelled_retries_every_request_gets_one_attempt(bare_cluster: Any) -> None:
+    client = make_client(bare_cluster)
+    ns = fresh_namespace(client)
+    client.create(CONFIGMAPS, ns, configmap("a"))
+    client.cancel_retries()
+    bare_cluster.faults.fail("get", "configmaps", code=500, count=1)
+    bare_cluster.faults.fail("create", "configmaps", code=500, count=1)
+    gets = bare_cluster.request_count("get", "configmaps")
+    creates = bare_cluster.request_count("create", "configmaps")
+    try:
+        with pytest.raises(ApiError) as got:
+            client.get(CONFIGMAPS, ns, "a")
+        # An ambiguous create is neither read back nor sent again.
+        with pytest.raises(ApiError) as created:
+            client.create(CONFIGMAPS, ns, configmap("b"))
+    finally:
+        bare_cluster.faults.clear()
+    assert got.value.status == 500 and created.value.status == 500
+    assert bare_cluster.request_count("get", "configmaps") - gets == 1
+    assert bare_cluster.request_count("create", "configmaps") - creates == 1
+    # Nothing else changed: a request that succeeds still does.
+    assert client.get(CONFIGMAPS, ns, "a")["metadata"]["name"] == "a"
+
+
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_429_is_retried_honouring_retry_after(bare_cluster: Any) -> None:
     client = make_client(bare_cluster)
     ns = fresh_namespace(client)
