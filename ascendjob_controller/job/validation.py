@@ -12,11 +12,15 @@ Structure is checked here too wherever the schema does not reach: the pod templa
 preserve-unknown-fields, and an older or looser CRD may not type runPolicy. Everything the
 pod builders (desired.py, env.py) read is checked, so that they may trust it: plan() must be
 total, and a job they could not build is better failed now (JobValidFailed) than retried
-forever as FailedCreatePod. `InvalidRunPolicy` is our addition to the design's reasons.
+forever as FailedCreatePod. `InvalidRunPolicy` and `InvalidJobName` are our additions to the
+design's reasons. The name is checked for what the controller derives from it: every pod carries
+it as a label value (at most 63 characters), and the leader's Service is named after it (a
+DNS-1035 label). Without that check such a job stayed Created for ever, its Service refused
+with 422 on every retry.
 
 `validate` runs in every plan, so twice in most reconciles, and a job's spec rarely changes:
-its answer is remembered by a digest of everything it reads (the framework label and the
-spec), which costs a tenth of checking again (17 against 140 us for the sample job). The
+its answer is remembered by a digest of everything it reads (the framework label, the name and
+the spec), which costs a tenth of checking again (17 against 140 us for the sample job). The
 answer is the same either way; a job whose spec cannot be encoded is simply checked every
 time.
 """
@@ -24,17 +28,20 @@ time.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from ascendjob_controller.job.desired import pod_name
 from ascendjob_controller.job.quantity import parse_quantity
 from ascendjob_controller.job.types import (
     CLEAN_ALL,
     CLEAN_NONE,
     CLEAN_RUNNING,
     FRAMEWORK_LABEL,
+    LABEL_JOB_NAME,
     LEADER_REQUIRED,
     LEADERS,
     MAX_NPUS,
@@ -57,10 +64,16 @@ INVALID_SUCCESS_POLICY = "InvalidSuccessPolicy"
 INVALID_RESTART_POLICY = "InvalidRestartPolicy"
 INVALID_LEADER = "InvalidLeader"
 INVALID_RUN_POLICY = "InvalidRunPolicy"
+INVALID_JOB_NAME = "InvalidJobName"
 #: Bounds of the integer run-policy fields, as the CRD schema declares them (a looser or older
 #: CRD may not enforce them): name -> minimum.
 _RUN_POLICY_INTS = {"backoffLimit": 0, "activeDeadlineSeconds": 1, "ttlSecondsAfterFinished": 0}
 _INT64_MAX = 2**63 - 1
+#: Label values and DNS labels alike: at most 63 characters (validation.LabelValueMaxLength,
+#: validation.DNS1035LabelMaxLength in apimachinery).
+MAX_LABEL_LENGTH = 63
+#: A Service's name: a DNS-1035 label, as kube-apiserver checks it (`IsDNS1035Label`).
+_DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 
 
 @dataclass(frozen=True)
@@ -95,14 +108,16 @@ def validate(job: dict[str, Any]) -> list[Problem]:
 
 
 def _memo_key(job: dict[str, Any]) -> bytes | None:
-    """A digest of all `_validate` reads; None when orjson cannot encode the spec (ints past
-    64 bits, non-string keys, nesting past 255 levels): then nothing is remembered.
+    """A digest of all `_validate` reads (the framework label, the name, the spec); None when
+    orjson cannot encode the spec (ints past 64 bits, non-string keys, nesting past 255
+    levels): then nothing is remembered.
 
     Exact for anything decoded from JSON. Only values JSON cannot carry would share a key
     with others (orjson writes NaN as null, a tuple as a list); no API server sends them.
     """
     try:
-        raw = orjson.dumps([dig(job, "metadata", "labels", FRAMEWORK_LABEL), job.get("spec")])
+        meta = [dig(job, "metadata", "labels", FRAMEWORK_LABEL), dig(job, "metadata", "name")]
+        raw = orjson.dumps([*meta, job.get("spec")])
     except (TypeError, orjson.JSONEncodeError):
         return None
     return hashlib.blake2b(raw, digest_size=16).digest()
@@ -152,7 +167,41 @@ def _validate(job: dict[str, Any]) -> list[Problem]:
 
     if framework in LEADER_REQUIRED and leader not in seen:
         problems.append(Problem(INVALID_LEADER, f"a {framework} job needs a {leader} replica"))
+    service_leader = leader if leader in seen else None
+    problems.extend(_name_problems(dig(job, "metadata", "name"), service_leader))
     return problems
+
+
+def _name_problems(name: Any, leader: str | None) -> list[Problem]:
+    """What the API server would refuse in the names and labels we derive from the job's name.
+
+    `leader` is the leader replica type when the job has one (it then gets a Service).
+    """
+    if not isinstance(name, str) or not name:
+        return []
+    if len(name) > MAX_LABEL_LENGTH:
+        return [
+            Problem(
+                INVALID_JOB_NAME,
+                f"metadata.name is {len(name)} characters long; its pods carry it as the value "
+                f"of label {LABEL_JOB_NAME!r}, which may have at most "
+                f"{MAX_LABEL_LENGTH}",
+            )
+        ]
+    if leader is None:
+        return []
+    service = pod_name(name, leader, 0)
+    if len(service) <= MAX_LABEL_LENGTH and _DNS1035_LABEL.fullmatch(service):
+        return []
+    return [
+        Problem(
+            INVALID_JOB_NAME,
+            f"the {leader}'s Service would be named {service!r}, which is not a DNS-1035 label "
+            f"(at most {MAX_LABEL_LENGTH} characters of a-z, 0-9 and '-', starting with a "
+            f"letter); keep metadata.name within {MAX_LABEL_LENGTH - len(service) + len(name)} "
+            "characters, starting with a letter and without dots",
+        )
+    ]
 
 
 def _check_replica(rtype: str, is_leader: bool, spec: Any) -> list[Problem]:

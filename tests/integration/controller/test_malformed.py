@@ -54,3 +54,18 @@ def test_malformed_templates_fail_and_others_progress(kube: KubeClient, ns: str)
     wait_pods(kube, ns, "good", 2)
     for name, _, _ in CASES:
         assert pods_of(kube, ns, name) == {}, f"{name}: an invalid job got pods"
+
+
+def test_a_name_its_service_cannot_carry_fails_the_job_at_once(kube: KubeClient, ns: str) -> None:
+    """55 characters make `<name>-master-0` 64: the API server would refuse the Service for
+    ever (422), and the job used to stay Created, retrying, without an Event."""
+    name = "a" * 55
+    kube.create(ASCENDJOBS, ns, pytorch_job(name))
+    kube.create(ASCENDJOBS, ns, pytorch_job("a" * 54))
+    failed = condition(wait_state(kube, ns, name, "Failed"), "Failed")
+    assert failed is not None and failed["reason"] == "JobValidFailed"
+    assert failed["message"].startswith("InvalidJobName: "), failed["message"]
+    assert f"'{name}-master-0'" in failed["message"]
+    assert wait_event(kube, ns, name, "InvalidJobName")["type"] == "Warning"
+    wait_pods(kube, ns, "a" * 54, 2)  # the longest name that fits runs
+    assert pods_of(kube, ns, name) == {}

@@ -66,6 +66,42 @@ def test_each_reason(body: dict[str, Any], reason: str) -> None:
     assert reasons(body) == [reason]
 
 
+@pytest.mark.parametrize(
+    ("framework", "specs", "name", "valid"),
+    [
+        # The leader's Service, <name>-<leader>-0, is a DNS-1035 label: at most 63 characters.
+        ("pytorch", None, "a" * 54, True),  # a...a-master-0: 63
+        ("pytorch", None, "a" * 55, False),
+        ("tensorflow", None, "a" * 55, True),  # -chief-0
+        ("tensorflow", None, "a" * 56, False),
+        ("mindspore", None, "a" * 51, True),  # -scheduler-0
+        ("mindspore", None, "a" * 52, False),
+        # ... and starts with a letter, without dots (a job's name may have both).
+        ("pytorch", None, "1job", False),
+        ("pytorch", None, "my.job", False),
+        ("pytorch", None, "job-1", True),
+        # Without a leader there is no Service; the name is still every pod's label value.
+        ("mindspore", {"Worker": replica(2)}, "1.job", True),
+        ("mindspore", {"Worker": replica(2)}, "a" * 63, True),
+        ("mindspore", {"Worker": replica(2)}, "a" * 64, False),
+    ],
+)
+def test_the_names_derived_from_the_job_name_must_be_acceptable(
+    framework: str, specs: dict[str, Any] | None, name: str, valid: bool
+) -> None:
+    problems = v.validate(job(framework, specs, name=name))
+    assert [p.reason for p in problems] == ([] if valid else [v.INVALID_JOB_NAME])
+    if not valid:
+        assert name in problems[0].text or str(len(name)) in problems[0].text
+
+
+def test_the_memo_tells_jobs_apart_by_name() -> None:
+    """The name is read, so it is in the memo's key: same spec, other name, other answer."""
+    assert v.validate(job("pytorch", name="a" * 54)) == []
+    assert [p.reason for p in v.validate(job("pytorch", name="a" * 55))] == [v.INVALID_JOB_NAME]
+    assert v.validate(job("pytorch", name="a" * 54)) == []
+
+
 def test_invalid_success_policy() -> None:
     body = job("pytorch")
     body["spec"]["successPolicy"] = "AnyWorker"
