@@ -626,13 +626,14 @@ class JobReconciler:
                 bound.info("child_exists", kind=kind, child=ckey)
                 return []
             bound.warning("create_failed", kind=kind, child=ckey, error=str(err))
-            if kind == "Pod":
-                self._recorder.event(
-                    job,
-                    "Warning",
-                    "FailedCreatePod",
-                    f"Error creating pod {ckey}: {_api_message(err)}",
-                )
+            # FailedCreatePod, FailedCreateService (Kubeflow's reasons), FailedCreatePodGroup:
+            # without an Event a refused Service left the job Created with nothing to say why.
+            self._recorder.event(
+                job,
+                "Warning",
+                f"FailedCreate{kind}",
+                f"Error creating {kind.lower()} {ckey}: {_api_message(err)}",
+            )
             return [f"create {kind} {ckey}: {err}"]
         bound.info("child_created", kind=kind, child=ckey)
         if kind == "Service" and isinstance(created, dict):

@@ -67,6 +67,23 @@ def test_failed_pod_create_is_reported_and_retried(
 
 
 @pytest.mark.local_only("injects faults through the embedded server's hooks")
+def test_failed_service_create_is_reported_and_retried(
+    bare_cluster: Any, kube: KubeClient, kubelet: Kubelet, ns: str
+) -> None:
+    """A refused Service (a quota, an admission webhook) is a Warning Event, as a pod's is."""
+    bare_cluster.faults.fail("create", "services", code=403, count=1)
+    kube.create(ASCENDJOBS, ns, pytorch_job("fs"))
+    event = wait_event(kube, ns, "fs", "FailedCreateService")
+    assert event["type"] == "Warning"
+    assert event["message"].startswith(f"Error creating service {ns}/fs-master-0: ")
+    assert "fault injected: 403" in event["message"], event["message"]
+    pods = wait_pods(kube, ns, "fs", 2)  # the retry creates the Service, then the pods
+    kubelet.run_all(pods)
+    kubelet.succeed_all(pods)
+    wait_state(kube, ns, "fs", "Succeeded")
+
+
+@pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_status_conflicts_are_replanned_not_lost(
     bare_cluster: Any, kube: KubeClient, kubelet: Kubelet, ns: str
 ) -> None:
