@@ -205,6 +205,8 @@ class _Children:
     blocked_pods: frozenset[str]
     #: Every pod name the spec asks for (`desired_pod_names`), which the pods were sorted by.
     wanted: dict[str, tuple[str, int]]
+    #: Children's names held by an object another controller controls: (kind, name, owner).
+    taken: tuple[tuple[str, str, str], ...] = ()
 
 
 def _claim(obj: dict[str, Any], view: JobView, name_ok: bool) -> str:
@@ -222,9 +224,10 @@ def _claim_named(
     name: str | None,
     view: JobView,
     adopts: list[ChildRef],
+    taken: list[tuple[str, str, str]],
 ) -> tuple[dict[str, Any] | None, bool]:
     """(our child called `name`, whether someone else controls that name) for a one-per-job
-    kind; an orphan found is appended to `adopts`."""
+    kind; an orphan found is appended to `adopts`, a foreign holder of the name to `taken`."""
     found: dict[str, Any] | None = None
     blocked = False
     for obj in candidates:
@@ -233,6 +236,7 @@ def _claim_named(
         claim = _claim(obj, view, True)
         if claim == "foreign":
             blocked = True
+            taken.append((kind, str(name), _controller_text(obj)))
         elif claim in ("ours", "adopt"):
             found = obj
             if claim == "adopt":
@@ -250,6 +254,7 @@ def _classify(
     ours: list[dict[str, Any]] = []
     adopts: list[ChildRef] = []
     blocked: set[str] = set()
+    taken: list[tuple[str, str, str]] = []
     for pod in pods:
         name = dig(pod, "metadata", "name")
         claim = _claim(pod, view, name in wanted)
@@ -257,13 +262,17 @@ def _classify(
             ours.append(pod)
         elif name in wanted:
             blocked.add(str(name))
+            if claim == "foreign":  # not a Terminating orphan, which goes by itself
+                taken.append(("Pod", str(name), _controller_text(pod)))
         if claim == "adopt":
             adopts.append(_ref("Pod", pod))
 
     svc_name = service_name(view) if view.leader_spec else None
-    service, service_blocked = _claim_named("Service", services, svc_name, view, adopts)
+    service, service_blocked = _claim_named("Service", services, svc_name, view, adopts, taken)
     groups = [podgroup] if podgroup is not None else []
-    group, group_blocked = _claim_named("PodGroup", groups, podgroup_name(view), view, adopts)
+    group, group_blocked = _claim_named(
+        "PodGroup", groups, podgroup_name(view), view, adopts, taken
+    )
     return _Children(
         ours,
         service,
@@ -273,7 +282,28 @@ def _classify(
         tuple(adopts),
         frozenset(blocked),
         wanted,
+        tuple(taken),
     )
+
+
+def _controller_text(obj: dict[str, Any]) -> str:
+    """`<Kind> <name>` of the object's controller, for a message."""
+    ref = controller_ref(obj) or {}
+    return f"{ref.get('kind') or 'an object'} {ref.get('name') or ref.get('uid') or ''}".strip()
+
+
+def _taken_events(view: JobView, children: _Children) -> list[EventSpec]:
+    """A Warning per child name another controller holds: we neither adopt nor replace its
+    object, so the job waits, and without an Event nothing said why (`make fuzz`)."""
+    return [
+        EventSpec(
+            WARNING,
+            f"FailedCreate{kind}",
+            f"{kind.lower()} {view.namespace}/{name} already exists and is controlled by "
+            f"{owner}: it is not adopted, and the job waits until the name is free",
+        )
+        for kind, name, owner in children.taken
+    ]
 
 
 # --- small pure helpers --------------------------------------------------------------------------
@@ -681,6 +711,7 @@ def _plan_active(
         _restart_and_scale(view, survey, fresh_failures, actions)
         if verdict.state == RESTARTING and previous != RESTARTING:
             actions.events.append(EventSpec(WARNING, EVENT_RESTARTING, verdict.message))
+        actions.events += _taken_events(view, children)
         actions.creates = _creates(view, children, survey.missing, gang, admitted, options)
         actions.podgroup_patch = _podgroup_patch(view, children, gang, options)
         requeue = _min(force_wait, deadline_wait)

@@ -375,6 +375,13 @@ def test_foreign_owned_pod_is_left_alone(kube: KubeClient, ns: str, done: Reconc
     assert now_pod["metadata"]["resourceVersion"] == foreign["metadata"]["resourceVersion"]
     assert now_pod["metadata"]["ownerReferences"] == [foreign_ref]
     assert state_is_not_terminal(status_of(kube, ns, "fo"))
+    # ... and the job says why it waits.
+    event = wait_event(kube, ns, "fo", "FailedCreatePod")
+    assert event["type"] == "Warning"
+    assert (
+        f"pod {ns}/fo-worker-0 already exists and is controlled by ConfigMap someone-else"
+        in event["message"]
+    )
 
 
 def state_is_not_terminal(status: dict[str, Any]) -> bool:

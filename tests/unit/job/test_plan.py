@@ -469,6 +469,35 @@ def test_foreign_pod_with_desired_name_blocks_not_touches() -> None:
     assert world.state == "Created"
 
 
+def test_a_name_another_controller_holds_is_a_warning_each_plan() -> None:
+    world = World(job(workers=1))
+    world.reconcile()
+    world.pods[W0] = foreign(W0)
+    world.pods[W0]["metadata"]["ownerReferences"][0].update(kind="ConfigMap", name="cm")
+    result = world.reconcile()
+    taken = [e for e in result.events if e.reason == "FailedCreatePod"]
+    assert [(e.type, e.message) for e in taken] == [
+        (
+            "Warning",
+            f"pod ns1/{W0} already exists and is controlled by ConfigMap cm: it is not "
+            "adopted, and the job waits until the name is free",
+        )
+    ]
+    assert world.plan().events == result.events  # said again while it lasts (aggregated)
+    del world.pods[W0]
+    assert all(e.reason != "FailedCreatePod" for e in world.plan().events)
+
+
+def test_a_terminating_orphan_holding_a_name_is_no_warning() -> None:
+    world = World(job(workers=1))
+    world.reconcile()
+    world.pods[W0] = foreign(W0, owner_uid=None)
+    world.pods[W0]["metadata"]["deletionTimestamp"] = format_time(at(1))
+    result = world.plan()
+    assert [b["metadata"]["name"] for b in result.creates] == [M0]  # not W0: its name is held
+    assert all(e.reason != "FailedCreatePod" for e in result.events)
+
+
 def test_orphan_adoption() -> None:
     world = World(job(workers=1))
     world.reconcile()
@@ -566,6 +595,10 @@ def test_foreign_service_and_podgroup_block_creation() -> None:
     pg["status"] = {"phase": "Running"}
     result = plan(body, [], [svc], pg, at(0))
     assert result.creates == () and result.deletes == () and result.adopts == ()
+    assert sorted((e.type, e.reason) for e in result.events) == [
+        ("Warning", "FailedCreatePodGroup"),
+        ("Warning", "FailedCreateService"),
+    ]
 
 
 def test_gauge_transitions_reported() -> None:
