@@ -39,21 +39,37 @@ def ns(bare_cluster: Any, kube: KubeClient, controller: AscendJobController) -> 
         bare_cluster.faults.clear()
 
 
+def _refused_then_retried(
+    bare_cluster: Any,
+    kube: KubeClient,
+    kubelet: Kubelet,
+    ns: str,
+    job: str,
+    resource: str,
+    refusals: int,
+) -> dict[str, Any]:
+    """The job's first `refusals` creates of `resource` answered 403; returns the Warning
+    Event that reported them, once the retries have let the job run to Succeeded."""
+    # 403 is not retried by the client: the reconciler sees it, reports it, and backs off.
+    bare_cluster.faults.fail("create", resource, code=403, count=refusals)
+    kube.create(ASCENDJOBS, ns, pytorch_job(job))
+    reason = {"pods": "FailedCreatePod", "services": "FailedCreateService"}[resource]
+    event = wait_event(kube, ns, job, reason)
+    assert event["type"] == "Warning"
+    assert "fault injected: 403" in event["message"], event["message"]
+    # Once the API accepts creates again, the missing children appear (exactly two pods).
+    pods = wait_pods(kube, ns, job, 2)
+    kubelet.run_all(pods)
+    kubelet.succeed_all(pods)
+    wait_state(kube, ns, job, "Succeeded")
+    return event
+
+
 @pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_failed_pod_create_is_reported_and_retried(
     bare_cluster: Any, kube: KubeClient, kubelet: Kubelet, ns: str
 ) -> None:
-    # 403 is not retried by the client: the reconciler sees it, reports it, and backs off.
-    bare_cluster.faults.fail("create", "pods", code=403, count=2)
-    kube.create(ASCENDJOBS, ns, pytorch_job("fc"))
-    event = wait_event(kube, ns, "fc", "FailedCreatePod")
-    assert event["type"] == "Warning"
-    assert "fault injected: 403" in event["message"], event["message"]
-    # Once the API accepts creates again, the missing pods appear (exactly two of them).
-    pods = wait_pods(kube, ns, "fc", 2)
-    kubelet.run_all(pods)
-    kubelet.succeed_all(pods)
-    wait_state(kube, ns, "fc", "Succeeded")
+    _refused_then_retried(bare_cluster, kube, kubelet, ns, "fc", "pods", refusals=2)
     created = [e for e in job_events(kube, ns, "fc") if e["reason"] == "SuccessfulCreatePod"]
     # One Event per plan names its pods ("Created pod: x" or "Created 2 pods: x, y"): each
     # pod is named exactly once.
@@ -71,16 +87,8 @@ def test_failed_service_create_is_reported_and_retried(
     bare_cluster: Any, kube: KubeClient, kubelet: Kubelet, ns: str
 ) -> None:
     """A refused Service (a quota, an admission webhook) is a Warning Event, as a pod's is."""
-    bare_cluster.faults.fail("create", "services", code=403, count=1)
-    kube.create(ASCENDJOBS, ns, pytorch_job("fs"))
-    event = wait_event(kube, ns, "fs", "FailedCreateService")
-    assert event["type"] == "Warning"
+    event = _refused_then_retried(bare_cluster, kube, kubelet, ns, "fs", "services", refusals=1)
     assert event["message"].startswith(f"Error creating service {ns}/fs-master-0: ")
-    assert "fault injected: 403" in event["message"], event["message"]
-    pods = wait_pods(kube, ns, "fs", 2)  # the retry creates the Service, then the pods
-    kubelet.run_all(pods)
-    kubelet.succeed_all(pods)
-    wait_state(kube, ns, "fs", "Succeeded")
 
 
 @pytest.mark.local_only("injects faults through the embedded server's hooks")
