@@ -265,9 +265,8 @@ class AscendJobController:
         self._child_added(kind, new)
 
     def _pod_updated(self, old: dict[str, Any], new: dict[str, Any]) -> None:
-        if _replaced(old, new):
-            self._child_replaced("Pod", old, new)
-            return
+        # A replaced pod (another uid) differs in the planner's view and is no progress: it
+        # reaches `_child_updated`, which sends it through `_child_replaced`.
         before, after = planner_view(old), planner_view(new)
         if before == after:
             self.pod_updates_ignored += 1

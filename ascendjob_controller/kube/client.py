@@ -479,8 +479,7 @@ class KubeClient:
                 if ambiguous and is_already_exists(e) and name:
                     # An earlier attempt we could not confirm did land: that object is ours.
                     return self.get(res, namespace, name) if read_back else body
-                last = attempt == attempts - 1 or self._retries_cancelled.is_set()
-                if not _is_ambiguous(e) or not name or last:
+                if not _is_ambiguous(e) or not name or self._no_more_attempts(attempt, attempts):
                     raise
                 ambiguous = True
                 if read_back:
@@ -645,7 +644,7 @@ class KubeClient:
                 if method == "DELETE" and retried_ambiguously and is_not_found(e):
                     raise _RetriedNotFound() from e
                 retry = _server_did_not_process(e) or (idempotent and _is_ambiguous(e))
-                if not retry or attempt == attempts - 1 or self._retries_cancelled.is_set():
+                if not retry or self._no_more_attempts(attempt, attempts):
                     raise
                 retried_ambiguously = retried_ambiguously or _is_ambiguous(e)
                 log.info(
@@ -717,6 +716,10 @@ class KubeClient:
             )
             self._metrics[key] = children
         return children
+
+    def _no_more_attempts(self, attempt: int, attempts: int) -> bool:
+        """This attempt was the last: the retries are used up, or cancelled for shutdown."""
+        return attempt == attempts - 1 or self._retries_cancelled.is_set()
 
     def _sleep_backoff(self, attempt: int, e: ApiError) -> bool:
         """Wait before the next attempt; False when retries were cancelled meanwhile."""
