@@ -67,6 +67,8 @@ def test_our_own_writes_wait_for_the_batch(
     # A spec change is synced at once: scaling up creates the new worker.
     kube.patch(ASCENDJOBS, ns, "b", {"spec": {"replicaSpecs": {"Worker": {"replicas": 2}}}})
     wait_pods(kube, ns, "b", 3)
+    # The new pod is on the server before the reconcile that created it returns and counts.
+    wait_for(lambda: reconciles(long_batch).count(f"{ns}/b") >= 2, "the scale-up's reconcile")
     assert reconciles(long_batch).count(f"{ns}/b") == 2
 
 
