@@ -1,11 +1,11 @@
 """Validation of built-in kinds: the checks of kube-apiserver's registries clients run into.
 
 Only a few rules per kind, worded as upstream words them (the 422 causes kubectl prints):
-pods need containers and keep their tolerations; Service ports are in range, cluster IPs
-never change, load-balancer status needs a LoadBalancer; ConfigMap keys are valid, their
-values total at most 1 MiB, and an immutable ConfigMap keeps its data; a Lease lasts more
-than 0 s; a Namespace is only Terminating while it is being deleted. Everything else a real
-server validates is accepted.
+pods need containers whose names are DNS-1123 labels, name their volumes and keep their
+tolerations; Service ports are in range, cluster IPs never change, load-balancer status needs
+a LoadBalancer; ConfigMap keys are valid, their values total at most 1 MiB, and an immutable
+ConfigMap keeps its data; a Lease lasts more than 0 s; a Namespace is only Terminating while
+it is being deleted. Everything else a real server validates is accepted.
 """
 
 from __future__ import annotations
@@ -23,6 +23,14 @@ _CONFIG_KEY_MESSAGE = (
 )
 
 
+_DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS1123_LABEL_MESSAGE = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
+    "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+
+
 def _invalid(field: str, value: Any, detail: str) -> Cause:
     shown = json.dumps(value) if isinstance(value, str | list) else str(value)
     return {
@@ -36,18 +44,17 @@ def _forbidden(field: str, detail: str) -> Cause:
     return {"reason": "FieldValueForbidden", "message": f"Forbidden: {detail}", "field": field}
 
 
+def _required(field: str) -> Cause:
+    return {"reason": "FieldValueRequired", "message": "Required value", "field": field}
+
+
 def on_create(kind: str, obj: dict[str, Any]) -> list[Cause]:
     """Causes for a new object of a built-in kind (empty when valid)."""
     if kind == "Pod":
         spec = obj.get("spec")
         if not isinstance(spec, dict) or not spec.get("containers"):
-            return [
-                {
-                    "reason": "FieldValueRequired",
-                    "message": "Required value",
-                    "field": "spec.containers",
-                }
-            ]
+            return [_required("spec.containers")]
+        return _pod_names(spec)
     if kind == "Service":
         return _service_ports(obj)
     if kind == "ConfigMap":
@@ -74,6 +81,28 @@ def on_update(kind: str, old: dict[str, Any], new: dict[str, Any], subresource: 
     if kind == "Lease":
         return _lease(new)
     return []
+
+
+def _pod_names(spec: dict[str, Any]) -> list[Cause]:
+    """Container names are DNS-1123 labels and volumes have a name, as in
+    `validation.ValidatePodSpec`: the two a hand-written template most often gets wrong."""
+    causes: list[Cause] = []
+    for list_name in ("initContainers", "containers"):
+        containers = spec.get(list_name)
+        for i, container in enumerate(containers if isinstance(containers, list) else []):
+            field = f"spec.{list_name}[{i}].name"
+            name = container.get("name") if isinstance(container, dict) else None
+            if not name:
+                causes.append(_required(field))
+            elif isinstance(name, str) and len(name) > 63:
+                causes.append(_invalid(field, name, "must be no more than 63 characters"))
+            elif not isinstance(name, str) or not _DNS1123_LABEL.match(name):
+                causes.append(_invalid(field, name, _DNS1123_LABEL_MESSAGE))
+    volumes = spec.get("volumes")
+    for i, volume in enumerate(volumes if isinstance(volumes, list) else []):
+        if not isinstance(volume, dict) or not volume.get("name"):
+            causes.append(_required(f"spec.volumes[{i}].name"))
+    return causes
 
 
 def _service_ports(svc: dict[str, Any]) -> list[Cause]:

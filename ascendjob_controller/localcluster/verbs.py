@@ -43,6 +43,7 @@ from ascendjob_controller.localcluster.registry import Registry
 from ascendjob_controller.localcluster.resources import ResourceType
 from ascendjob_controller.localcluster.store import Entry, Store, decode_continue, encode_continue
 from ascendjob_controller.localcluster.timestamps import now_rfc3339
+from ascendjob_controller.localcluster.typed_fields import json_type, pod_unmarshal_error
 
 _SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -217,19 +218,6 @@ def only_status(content_type: str, patch: Any) -> bool:
             isinstance(meta, dict) and set(meta) <= {"resourceVersion"}
         )
     return False
-
-
-def _json_type(value: Any) -> str:
-    """The JSON type word Go's encoding/json uses in an unmarshal error."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 class Api:
@@ -510,7 +498,7 @@ class Api:
             if not isinstance(patch, list):
                 raise bad_request(
                     "error decoding patch: json: cannot unmarshal "
-                    f"{_json_type(patch)} into Go value of type []handlers.jsonPatchOp"
+                    f"{json_type(patch)} into Go value of type []handlers.jsonPatchOp"
                 )
             # The patch is the request's own decoded body: its values can go in uncopied.
             return patching.json_patch(current, patch, owned=True, fresh_values=True)
@@ -817,15 +805,20 @@ class Api:
             if isinstance(value, dict):
                 wrong = [v for v in value.values() if not isinstance(v, str)]
                 target = "string"
-                got = _json_type(wrong[0]) if wrong else ""
+                got = json_type(wrong[0]) if wrong else ""
             else:
-                target, got = "map[string]string", _json_type(value)
+                target, got = "map[string]string", json_type(value)
             if got:
                 raise bad_request(
                     f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
                     f"json: cannot unmarshal {got} into Go struct field "
                     f"ObjectMeta.metadata.{field_name} of type {target}"
                 )
+        unmarshal = pod_unmarshal_error(obj) if rt.kind == "Pod" and rt.builtin else None
+        if unmarshal is not None:
+            raise bad_request(
+                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: {unmarshal}'
+            )
         return obj
 
     def _place_namespace(self, rt: ResourceType, namespace: str, meta: dict[str, Any]) -> None:

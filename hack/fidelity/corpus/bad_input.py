@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hack.fidelity.corpus.objects import configmap, pod
+from hack.fidelity.corpus.objects import IMAGE, configmap, pod
 from hack.fidelity.steps import Step, case, ns_path, patch, post, prep, put
 
 CM_PATH = ns_path("configmaps")
@@ -107,6 +107,18 @@ CASES = [
                 "spec": {"containers": []},
             },
         ),
+    ),
+    case(
+        "bad-pod-container-name-422",
+        post("pods", pod("p", containers=[{"name": "UPPER", "image": IMAGE}])),
+    ),
+    case(
+        "bad-pod-command-not-a-list-400",
+        post("pods", pod("p", containers=[{"name": "c", "image": IMAGE, "command": 5}])),
+    ),
+    case(
+        "bad-pod-volume-without-name-422",
+        post("pods", pod("p", volumes=[{"emptyDir": {}}])),
     ),
     case(
         "bad-yaml-body-accepted",

@@ -18,6 +18,27 @@ def test_pod_needs_containers() -> None:
     assert validation.on_create("Pod", {"spec": {"containers": [{"name": "c"}]}}) == []
 
 
+def test_pod_container_and_volume_names() -> None:
+    spec = {
+        "initContainers": [{"name": "init-1"}],
+        "containers": [{"name": "UPPER"}, {"name": "x" * 64}, {}],
+        "volumes": [{"name": "ranktable"}, {"emptyDir": {}}],
+    }
+    causes = validation.on_create("Pod", {"spec": spec})
+    assert [(c["field"], c["reason"]) for c in causes] == [
+        ("spec.containers[0].name", "FieldValueInvalid"),
+        ("spec.containers[1].name", "FieldValueInvalid"),
+        ("spec.containers[2].name", "FieldValueRequired"),
+        ("spec.volumes[1].name", "FieldValueRequired"),
+    ]
+    assert causes[0]["message"].startswith(
+        'Invalid value: "UPPER": a lowercase RFC 1123 label must consist of lower case'
+    )
+    assert causes[1]["message"].endswith(": must be no more than 63 characters")
+    valid = {"containers": [{"name": "ascend"}, {"name": "a-1"}], "volumes": [{"name": "v"}]}
+    assert validation.on_create("Pod", {"spec": valid}) == []
+
+
 def test_pod_tolerations_can_grow_and_change_seconds_but_not_shrink() -> None:
     old = {"spec": {"tolerations": [{"key": "a", "operator": "Exists", "tolerationSeconds": 5}]}}
     grown = {
