@@ -15,6 +15,10 @@ expect to see, the pod/service informers mark it observed, and until every expec
 job is met (or has expired) the job is not re-planned, so a lagging cache can never make us
 create the same pod twice. Deterministic child names are the second guard: a create of an
 existing name gets 409 AlreadyExists rather than a duplicate.
+
+A create the API server refuses as invalid (422) or cannot decode (400) cannot succeed on a
+retry: it is remembered (`refusals.py`) and the retry's plan fails the job with the server's
+message.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from ascendjob_controller.job.types import (
     parse_job,
     parse_time,
 )
+from ascendjob_controller.job.validation import Problem
 from ascendjob_controller.kube.bounded import map_bounded
 from ascendjob_controller.kube.client import (
     ASCENDJOBS,
@@ -66,7 +71,9 @@ from ascendjob_controller.kube.client import (
     KubeClient,
     Resource,
     is_already_exists,
+    is_bad_request,
     is_conflict,
+    is_invalid,
     is_not_found,
 )
 from ascendjob_controller.kube.events import EventRecorder
@@ -76,6 +83,7 @@ from ascendjob_controller.kube.mergepatch import merge_patch
 from ascendjob_controller.kube.runner import Result
 from ascendjob_controller.logging import bind_job
 from ascendjob_controller.ranktable_writer import RankTableWriter, TooLarge
+from ascendjob_controller.refusals import Refusals, refusal
 
 log = structlog.get_logger("ascendjob_controller.reconciler")
 
@@ -112,6 +120,9 @@ class _Outcome:
     actions: list[ChildAction] = field(default_factory=list)
     #: The reconcile's Events, handed to the recorder once it has made all its requests.
     events: list[tuple[dict[str, Any], planning.EventSpec]] = field(default_factory=list)
+    #: Creates the API server refused as invalid (422) or undecodable (400): the next plan
+    #: fails the job.
+    refused: list[Problem] = field(default_factory=list)
     creates: int = 0
     deletes: int = 0
     status_written: bool = False
@@ -292,6 +303,7 @@ class JobReconciler:
         self.job_states = JobStates.new()
         self.state_starts = JobStateStarts()
         self._own_writes = OwnStatusWrites()
+        self._refusals = Refusals()
         # Jobs whose last reconcile was held back, waiting for an event (`awaited`).
         self._awaited: set[str] = set()
         self._awaited_lock = threading.Lock()
@@ -336,6 +348,7 @@ class JobReconciler:
             # both sides of the connection (a failed pod's replacement waited behind five).
             for target, event in outcome.events:
                 self._emit(target, event)
+        self._note_refusals(key, job, plan, outcome)
         self.job_states.set(key, plan.state)
         self.state_starts.set(key, (outcome.job or job).get("status"))  # as stored
         self._log_reconciled(plan, outcome, bound, started)
@@ -362,6 +375,17 @@ class JobReconciler:
         requeue = _sooner(plan.requeue_after, held)
         return dataclasses.replace(plan, status=None, requeue_after=requeue)
 
+    def _note_refusals(
+        self, key: str, job: dict[str, Any], plan: planning.Plan, outcome: _Outcome
+    ) -> None:
+        """Remember a create refused as invalid for the retry's plan (the reconcile fails, so
+        the retry comes after the queue's first back-off); forget it once a plan starts from
+        a finished job, which the echo of the failing status write brings."""
+        if plan.previous_state in TERMINAL_STATES:
+            self._refusals.forget(key)
+        elif outcome.refused:
+            self._refusals.note(key, job, outcome.refused[0])
+
     def awaited(self, key: str) -> bool:
         """True, once, when a reconcile of `key` was held back (`_held_back`) since the last call.
 
@@ -380,6 +404,7 @@ class JobReconciler:
         """Drop what is kept per job: expectations, write and hold records, its gauges."""
         self._expectations.forget(key)
         self._own_writes.forget(key)
+        self._refusals.forget(key)
         with self._awaited_lock:
             self._awaited.discard(key)
         self._counts_held_since.pop(key, None)
@@ -423,6 +448,7 @@ class JobReconciler:
                 self._podgroup_of(job),
                 self._now(),
                 self._options,
+                refused=self._refusals.of(key, job),
             )
         except Exception as err:
             # plan() is meant to be total (a property test feeds it malformed input); if some
@@ -625,6 +651,8 @@ class JobReconciler:
             if is_already_exists(err):
                 bound.info("child_exists", kind=kind, child=ckey)
                 return []
+            if is_invalid(err) or is_bad_request(err):
+                outcome.refused.append(refusal(kind, ckey, _api_message(err)))
             bound.warning("create_failed", kind=kind, child=ckey, error=str(err))
             # FailedCreatePod, FailedCreateService (Kubeflow's reasons), FailedCreatePodGroup:
             # without an Event a refused Service left the job Created with nothing to say why.

@@ -49,6 +49,9 @@ Decisions documented here because the design leaves them open:
   always deleted on finish, so Volcano stops reserving resources for it. A spec edited into
   an invalid one is a finish too (Failed, JobValidFailed); with no parsed view, only children
   carrying our controller reference are deleted.
+- A child the API server refuses as invalid (422) or cannot decode (400) fails the job the
+  same way (`refused`): the template is the user's, and retrying the same create can only be
+  refused again.
 - Pods stuck Terminating (deletionTimestamp plus `lost_node_grace_seconds` in the past, on a node
   not in `live_nodes` when that set is given) are force-deleted: their kubelet is gone and will
   never confirm, which would otherwise hold a restart forever (design section 8).
@@ -457,8 +460,14 @@ def plan(
     podgroup: dict[str, Any] | None,
     now: datetime,
     options: PlanOptions = PlanOptions(),
+    refused: Problem | None = None,
 ) -> Plan:
-    """Decide every action for `job` at `now` (pure and deterministic)."""
+    """Decide every action for `job` at `now` (pure and deterministic).
+
+    `refused` is what the API server said when it refused one of the job's children as
+    invalid (a 422 or 400): the job fails as if `validate` had found it, since no retry can make
+    that child valid. The reconciler passes it for the generation whose create was refused.
+    """
     # A status that is not an object (hand-edited, or a looser CRD) is replaced, not read.
     status: dict[str, Any] = as_dict(job.get("status"))
     previous = current_state(status)
@@ -471,6 +480,10 @@ def plan(
         return _plan_invalid(job, problems[0], status, previous, key, now, deletes)
     view = parse_job_with_meta(job)
     children = _classify(view, pods, services, podgroup)
+    if refused is not None and previous not in TERMINAL_STATES:
+        # The spec parses, so its cleanPodPolicy (default Running) applies as on any finish.
+        deletes = _finish_cleanup(view, children, children.pods)
+        return _plan_invalid(job, refused, status, previous, key, now, deletes)
     forced, force_wait = _force_deletes(children.pods, now, options)
     if previous in TERMINAL_STATES:
         return _plan_finished(view, children, status, previous, key, now, forced, force_wait)

@@ -158,6 +158,19 @@ def is_already_exists(e: BaseException) -> bool:
     return _status_of(e) == 409 and getattr(e, "reason", "") == "AlreadyExists"
 
 
+def is_invalid(e: BaseException) -> bool:
+    """422 Invalid: the object fails the server's validation, and sending it again cannot
+    help. Like apimachinery's IsInvalid, a 422 without a known reason counts too."""
+    status, reason = _status_of(e), getattr(e, "reason", "")
+    return reason == "Invalid" if reason not in ("", "Unknown") else status == 422
+
+
+def is_bad_request(e: BaseException) -> bool:
+    """400 BadRequest: the server could not decode the body (a field of the wrong JSON
+    type), and sending the same body again cannot help."""
+    return _status_of(e) == 400
+
+
 def is_gone(e: BaseException) -> bool:
     return _status_of(e) == 410
 

@@ -1,7 +1,9 @@
 """The pass/fail checks of a run (issue 10, section 3), each a pure function of the result.
 
   conditions  every job the server accepted has a condition within the timeout (60 s)
-  no-pods     a job that ended Failed/JobValidFailed never had a pod, by label or owner
+  no-pods     a job that ended Failed/JobValidFailed never had a pod, by label or owner;
+              one the API server refused a child of (InvalidPodTemplate, ...) may have the
+              pods created before the refusal, and is counted apart
   alive       the controller process (same pid) lived throughout and /healthz was always 200
   foreign     pods owned by someone else (a live ConfigMap) kept their uid and
               resourceVersion, and the pod watch saw no change to them
@@ -52,12 +54,16 @@ def check_conditions(result: RunResult) -> Check:
 
 
 def check_no_pods(result: RunResult) -> Check:
-    invalid = [o for o in result.outcomes if o.accepted and o.invalid]
+    failed = [o for o in result.outcomes if o.accepted and o.invalid]
+    invalid = [o for o in failed if not o.refused]
+    refused = [o for o in failed if o.refused]
     bad = [o for o in invalid if o.pods]
     return Check(
         "no-pods",
         not bad,
-        f"{len(invalid) - len(bad)} of {len(invalid)} invalid jobs never had a pod",
+        f"{len(invalid) - len(bad)} of {len(invalid)} invalid jobs never had a pod; "
+        f"{len(refused)} more failed on a child the API server refused (422), "
+        f"{sum(bool(o.pods) for o in refused)} of them after their first pods",
         {o.case.index for o in bad},
         [f"{o.name} (case {o.case.index}): pods {sorted(o.pods)}" for o in bad],
     )

@@ -43,6 +43,14 @@ def state_of(obj: Any) -> tuple[str, str]:
     return str(last.get("type", "")), str(last.get("reason", ""))
 
 
+def problem_of(obj: Any) -> str:
+    """The problem a JobValidFailed condition starts its message with (`InvalidContainer`,
+    `InvalidPodTemplate`, ...), else ""."""
+    failed = [c for c in conditions(obj) if c.get("reason") == "JobValidFailed"]
+    message = failed[-1].get("message") if failed else None
+    return message.split(":", 1)[0] if isinstance(message, str) else ""
+
+
 class Watcher(threading.Thread):
     """LIST + WATCH of one collection, each object handed to `on_event(type, obj, at)`."""
 
@@ -118,6 +126,8 @@ class JobRecord:
     state: tuple[str, str] = ("", "")
     states_seen: list[tuple[str, str]] = field(default_factory=list)
     deleted: bool = False
+    #: The problem of its JobValidFailed condition, once it has one (`problem_of`).
+    problem: str = ""
 
 
 class JobObserver:
@@ -142,6 +152,7 @@ class JobObserver:
                 record.first_state = state
             if state[0]:
                 record.state = state
+                record.problem = problem_of(obj) or record.problem
                 if not record.states_seen or record.states_seen[-1] != state:
                     record.states_seen.append(state)
 

@@ -48,6 +48,8 @@ FOREIGN_OWNER = "fuzz-foreign-owner"
 FOREIGN_NODE = "fuzz-elsewhere"  # no kubelet drives it: only the controller could touch these
 TERMINAL = ("Succeeded", "Failed")
 INVALID = ("Failed", "JobValidFailed")
+#: The problems of a job failed because the API server refused one of its children.
+REFUSALS = frozenset({"InvalidPodTemplate", "InvalidService", "InvalidPodGroup"})
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,12 @@ class Outcome:
         """Ended Failed/JobValidFailed (or was ever seen so: specs are never edited here)."""
         seen = self.record.states_seen if self.record else []
         return self.final == INVALID or INVALID in seen
+
+    @property
+    def refused(self) -> bool:
+        """Invalid because the API server refused a child (422), not by the controller's own
+        validation: the children created before the refusal exist by then."""
+        return self.invalid and self.record is not None and self.record.problem in REFUSALS
 
 
 @dataclass(frozen=True)

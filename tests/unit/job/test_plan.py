@@ -13,6 +13,7 @@ from ascendjob_controller.job.plan import (
     plan,
 )
 from ascendjob_controller.job.types import format_time
+from ascendjob_controller.job.validation import Problem
 
 from .factories import UID, at, job, materialise, sample_job
 from .world import World
@@ -157,6 +158,58 @@ def test_invalid_job_fails_once_with_event_and_no_children() -> None:
     assert "completionTime" in world.job["status"]
     second = world.reconcile()
     assert second.events == () and second.status is None
+
+
+REFUSED = Problem(
+    "InvalidPodTemplate",
+    f'the API server refused pod ns1/{W0}: Pod "{W0}" is invalid: spec.containers[0].name: ...',
+)
+
+
+@pytest.mark.parametrize(
+    ("run_policy", "left"),
+    [
+        ({}, {M0}),  # the default, None, as for any finish: the pod and Service stay
+        ({"cleanPodPolicy": "None"}, {M0}),
+        ({"cleanPodPolicy": "Running"}, set()),  # the Pending Master goes, and the Service
+        ({"cleanPodPolicy": "All"}, set()),
+    ],
+)
+def test_a_refused_create_fails_the_job_once_and_cleans_up(
+    run_policy: dict[str, Any], left: set[str]
+) -> None:
+    world = World(job(run_policy=run_policy))
+    world.reconcile()  # Service
+    world.reconcile()  # pods: the Master is created, the Worker's create refused (422)
+    del world.pods[W0]
+    assert world.pods[M0]["status"].get("phase", "Pending") == "Pending"
+    world.refused = REFUSED
+    failing = world.reconcile()
+    assert world.state == "Failed"
+    assert world.condition["reason"] == "JobValidFailed"
+    assert world.condition["message"] == REFUSED.message
+    assert [(e.type, e.reason) for e in failing.events] == [("Warning", "InvalidPodTemplate")]
+    assert failing.creates == ()
+    assert set(world.pods) == left
+    assert set(world.services) == (set() if not left else {M0})
+    again = world.reconcile()  # the refusal is still passed: nothing more happens
+    assert again.events == () and again.status is None and again.creates == ()
+
+
+def test_a_refusal_does_not_hide_what_validate_finds() -> None:
+    world = World(job("caffe"), refused=REFUSED)
+    world.reconcile()
+    assert world.condition["message"].startswith("InvalidFramework: ")
+
+
+def test_a_refusal_does_not_revive_a_finished_job() -> None:
+    world = running_world()
+    world.all_pods("Succeeded", 0)
+    world.reconcile()
+    assert world.state == "Succeeded"
+    world.refused = REFUSED
+    late = world.reconcile()
+    assert world.state == "Succeeded" and late.events == ()
 
 
 def test_invalid_job_ttl() -> None:

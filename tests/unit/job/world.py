@@ -11,6 +11,7 @@ from typing import Any
 from ascendjob_controller.job.desired import owner_reference
 from ascendjob_controller.job.plan import Plan, PlanOptions, plan
 from ascendjob_controller.job.types import format_time, parse_job
+from ascendjob_controller.job.validation import Problem
 
 from .factories import T0, materialise, set_phase
 
@@ -27,6 +28,8 @@ class World:
     #: Deletes leave the pod Terminating instead of removing it at once.
     slow_deletes: bool = False
     history: list[Plan] = field(default_factory=list)
+    #: What the reconciler passes after the API server refused a create as invalid.
+    refused: Problem | None = None
 
     def plan(self) -> Plan:
         return plan(
@@ -36,6 +39,7 @@ class World:
             self.podgroup,
             self.now,
             self.options,
+            refused=self.refused,
         )
 
     def reconcile(self) -> Plan:
