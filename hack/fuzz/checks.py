@@ -2,8 +2,8 @@
 
   conditions  every job the server accepted has a condition within the timeout (60 s)
   no-pods     a job that ended Failed/JobValidFailed never had a pod, by label or owner;
-              one the API server refused a child of (InvalidPodTemplate, ...) may have the
-              pods created before the refusal, and is counted apart
+              one failed on a child the API server refused (InvalidPodTemplate, ...: a
+              422 or 400) may have the pods created before the refusal: counted apart
   alive       the controller process (same pid) lived throughout and /healthz was always 200
   foreign     pods owned by someone else (a live ConfigMap) kept their uid and
               resourceVersion, and the pod watch saw no change to them
@@ -62,7 +62,7 @@ def check_no_pods(result: RunResult) -> Check:
         "no-pods",
         not bad,
         f"{len(invalid) - len(bad)} of {len(invalid)} invalid jobs never had a pod; "
-        f"{len(refused)} more failed on a child the API server refused (422), "
+        f"{len(refused)} more failed on a child the API server refused (422 or 400), "
         f"{sum(bool(o.pods) for o in refused)} of them after their first pods",
         {o.case.index for o in bad},
         [f"{o.name} (case {o.case.index}): pods {sorted(o.pods)}" for o in bad],

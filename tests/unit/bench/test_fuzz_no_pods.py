@@ -30,7 +30,7 @@ def test_a_refused_job_may_have_its_first_pods_a_validated_one_may_not() -> None
     assert check.ok, check.detail
     assert check.detail == (
         "1 of 1 invalid jobs never had a pod; 1 more failed on a child the API server "
-        "refused (422), 1 of them after their first pods"
+        "refused (422 or 400), 1 of them after their first pods"
     )
     bad = _check(refused, _outcome(3, "InvalidContainer", ["fz-0003-master-0"]))
     assert not bad.ok and bad.cases == {3}
