@@ -273,7 +273,8 @@ class KubeClient:
         self._api.close()
 
     def cancel_retries(self) -> None:
-        """From now on every request gets one attempt, and a back-off under way ends now.
+        """From now on every request gets one attempt, and a back-off under way ends now; a
+        request that would wait for the rate limiter's next token is not sent (`_throttle`).
 
         For shutdown (this client and its `with_rate_limit` clones): what is in flight ends
         with its last error instead of retrying against a server that may be gone.
@@ -679,7 +680,7 @@ class KubeClient:
         stream: bool,
         verb: str,
     ) -> Any:
-        self._bucket.acquire()
+        self._bucket.acquire(self._throttle)
         headers = {"Accept": "application/json"}
         if content_type:
             headers["Content-Type"] = content_type
@@ -733,6 +734,20 @@ class KubeClient:
     def _no_more_attempts(self, attempt: int, attempts: int) -> bool:
         """This attempt was the last: the retries are used up, or cancelled for shutdown."""
         return attempt == attempts - 1 or self._retries_cancelled.is_set()
+
+    def _throttle(self, delay: float) -> None:
+        """Wait for the rate limiter's token, unless the client is stopping.
+
+        After `cancel_retries` a request that must wait for a token is not sent at all, as
+        client-go's limiter gives up when the request's context is cancelled: otherwise the
+        rest of a slow-start batch of creates drained at the client's QPS (seconds for a
+        large batch at 20 QPS) before the process could exit.
+        """
+        if self._retries_cancelled.wait(delay):
+            raise ApiConnectionError(
+                "client rate limiter Wait returned an error: the client is stopping",
+                ambiguous=False,
+            )
 
     def _sleep_backoff(self, attempt: int, e: ApiError) -> bool:
         """Wait before the next attempt; False when retries were cancelled meanwhile."""

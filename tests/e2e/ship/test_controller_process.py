@@ -137,6 +137,31 @@ def test_sigterm_ends_the_retries_of_a_reconcile_in_flight(
     assert controller.stderr_path.read_text() == ""
 
 
+@pytest.mark.local_only("counts requests through the embedded server's hooks")
+def test_sigterm_stops_a_batch_of_creates_waiting_for_the_rate_limiter(
+    bare_cluster: Any, kubectl_bin: str, start_controller: Start
+) -> None:
+    """The creates of a slow-start batch that wait for the client's next token are not sent
+    after SIGTERM; they used to drain at the client's QPS (here 5/s: 20 s for 100 pods)
+    while the process waited for them to exit."""
+    controller = start_controller(bare_cluster, "--kube-api-qps", "5", "--kube-api-burst", "5")
+    controller.wait_ready()
+    wide = small_job("ship-wide", 60)
+    at = wide.rindex("replicas: 1")  # the Worker's
+    kubectl_apply(
+        kubectl_bin, bare_cluster, "-f", "-", stdin=wide[:at] + "replicas: 100" + wide[at + 11 :]
+    )
+    controller.wait_for(
+        lambda: bare_cluster.request_count("create", "pods") >= 8, 60, "a batch of pod creates"
+    )
+    created = bare_cluster.request_count("create", "pods")
+    controller.signal(signal.SIGTERM)
+    assert controller.wait(timeout=60) == 0, controller.logs()
+    # At most the creates that had their token before the signal reached the client.
+    assert bare_cluster.request_count("create", "pods") - created <= 2, controller.logs()
+    assert created < 101  # the batch was cut short, not finished before the signal
+
+
 def test_the_api_server_files_our_writes_under_our_name(
     bare_cluster: Any, kubectl_bin: str, start_controller: Start
 ) -> None:

@@ -235,6 +235,36 @@ def test_after_cancelled_retries_every_request_gets_one_attempt(bare_cluster: An
     assert client.get(CONFIGMAPS, ns, "a")["metadata"]["name"] == "a"
 
 
+@pytest.mark.local_only("counts requests through the embedded server's hooks")
+def test_cancelled_retries_end_a_wait_for_the_rate_limiter(bare_cluster: Any) -> None:
+    """A request queued behind the token bucket at shutdown is not sent: the rest of a batch
+    of creates used to drain at the client's QPS before the process could exit."""
+    client = make_client(bare_cluster, qps=0.05, burst=2)  # a token every 20 s after two
+    ns = fresh_namespace(client)  # the first token
+    creates = bare_cluster.request_count("create", "configmaps")
+    client.create(CONFIGMAPS, ns, configmap("a"))  # the second
+    raised: list[BaseException] = []
+
+    def create() -> None:
+        try:
+            client.create(CONFIGMAPS, ns, configmap("b"))
+        except BaseException as err:  # handed to the test thread
+            raised.append(err)
+
+    creator = threading.Thread(target=create, daemon=True)
+    creator.start()
+    creator.join(0.3)
+    assert creator.is_alive(), "the create waits for the next token"
+    client.with_rate_limit(5.0, 10).cancel_retries()  # the clone shares the switch
+    creator.join(10)
+    assert not creator.is_alive(), "the wait ended when retries were cancelled"
+    assert len(raised) == 1 and isinstance(raised[0], ApiConnectionError), raised
+    assert "client rate limiter Wait returned an error" in str(raised[0])
+    assert bare_cluster.request_count("create", "configmaps") - creates == 1  # "b" never sent
+    # A request with a token at hand still gets its one attempt.
+    assert client.with_rate_limit(5.0, 10).get(CONFIGMAPS, ns, "a")["metadata"]["name"] == "a"
+
+
 @pytest.mark.local_only("injects faults through the embedded server's hooks")
 def test_429_is_retried_honouring_retry_after(bare_cluster: Any) -> None:
     client = make_client(bare_cluster)
