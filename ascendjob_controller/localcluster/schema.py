@@ -103,6 +103,8 @@ def _matches_type(schema: dict[str, Any], value: Any) -> tuple[bool, str]:
     got = _type_name(value)
     if want == "number":
         return got in ("integer", "number"), want
+    if want == "integer" and got == "number":
+        return value.is_integer(), want  # kube-openapi takes 1.0 for an integer, as JSON does
     return got == want, want
 
 

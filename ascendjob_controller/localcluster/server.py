@@ -25,6 +25,7 @@ import yaml
 
 from ascendjob_controller.kube.response_headers import parse_header_lines, read_header_lines
 from ascendjob_controller.localcluster import builtin, fastjson
+from ascendjob_controller.localcluster.envelope import custom_envelope_error, excerpt
 from ascendjob_controller.localcluster.errors import (
     ApiError,
     bad_request,
@@ -192,18 +193,41 @@ def parse_body(raw: bytes, content_type: str, kind: str = "") -> Any:
             raise ValueError("unexpected end of JSON input")
         if "yaml" in content_type:
             # Through JSON so YAML-only values (timestamps, dates) arrive as JSON would.
-            as_json = json.dumps(yaml.safe_load(raw.decode()), default=str)
+            as_json = json.dumps(yaml.safe_load(raw.decode()), default=_yaml_scalar)
             return json.loads(as_json, parse_constant=_refuse_constant)
-        return fastjson.loads(raw, parse_constant=_refuse_constant)
+        return _loads_as_go(raw)
     except (ValueError, TypeError, yaml.YAMLError) as err:
         if not kind:
             raise bad_request("invalid JSON patch") from err
-        excerpt = raw.decode("utf-8", "replace")
-        excerpt = "<empty>" if not excerpt else excerpt[:30] + (" ..." if len(excerpt) > 30 else "")
         raise bad_request(
             f"the object provided is unrecognized (must be of type {kind}): couldn't get "
-            f"version/kind; json parse error: {_go_json_error(raw, err)} ({excerpt})"
+            f"version/kind; json parse error: {_go_json_error(raw, err)} ({excerpt(raw)})"
         ) from err
+
+
+def _yaml_scalar(value: Any) -> str:
+    """A YAML timestamp as sigs.k8s.io/yaml hands it on: RFC 3339, `Z` for UTC (a date stays
+    a date); `str(datetime)` had a space and `+00:00`, which metav1.Time does not parse."""
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=UTC)
+        return value.isoformat().replace("+00:00", "Z")
+    return str(value)
+
+
+def _loads_as_go(raw: bytes) -> Any:
+    """JSON as Go's encoding/json reads it: bytes that are no UTF-8 inside a string are
+    stored as U+FFFD. orjson refuses such a body whole, so it is read again with them
+    replaced (only after a failure: the common body pays nothing)."""
+    try:
+        return fastjson.loads(raw, parse_constant=_refuse_constant)
+    except ValueError:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            fixed = raw.decode("utf-8", "replace").encode("utf-8")
+            return fastjson.loads(fixed, parse_constant=_refuse_constant)
+        raise
 
 
 class _NonFinite(ValueError):
@@ -537,13 +561,13 @@ class ApiHandler(BaseHTTPRequestHandler):
         elif verb in ("create", "deletecollection") and rt.namespaced and not route.namespace:
             raise method_not_allowed()  # only namespaced collections take these
         elif verb == "create":
-            body = parse_body(raw, self.headers.get("Content-Type") or "", rt.kind)
+            body = self._custom_body(rt, raw)
             result = api.create(rt, ns, body, validation, dry_run, self._manager(query))
             self._send_entry(result.code, rt, result.entry, result.warnings)
         elif route.subresource in ("binding", "log") or (route.subresource and verb == "delete"):
             raise method_not_allowed()
         elif verb == "update":
-            body = parse_body(raw, self.headers.get("Content-Type") or "", rt.kind)
+            body = self._custom_body(rt, raw)
             result = api.update(
                 rt, ns, route.name, body, route.subresource, validation, dry_run,
                 self._manager(query),
@@ -579,6 +603,17 @@ class ApiHandler(BaseHTTPRequestHandler):
                 rt, ns or None, query.get("labelSelector", ""), query.get("fieldSelector", ""), opts
             )
             self._send_list(rt, entries, api.store.resource_version, "", None)
+
+    def _custom_body(self, rt: ResourceType, raw: bytes) -> Any:
+        """The body of a create or update, with a custom resource's apiVersion and kind
+        checked against the bytes sent, since the decoder's errors quote them."""
+        content_type = self.headers.get("Content-Type") or ""
+        body = parse_body(raw, content_type, rt.kind)
+        sent = fastjson.dumps(body) if "yaml" in content_type else raw
+        error = custom_envelope_error(rt, body, sent)
+        if error is not None:
+            raise error
+        return body
 
     def _manager(self, query: dict[str, str]) -> str:
         """Who writes, for managedFields: fieldManager, else the User-Agent's product name."""

@@ -4,8 +4,8 @@ kube-apiserver decodes a body into Go structs before it validates anything, so a
 wrong JSON type is a 400 BadRequest (`Pod in version "v1" cannot be handled as a Pod: json:
 cannot unmarshal number into Go struct field Container.spec.containers.command of type
 []string`), not a 422. The local cluster stores JSON as it comes; this models the decode
-errors clients run into: metadata's string maps (in `verbs.check_body`) and the string lists
-of a pod's containers, which hand-written templates get wrong.
+errors clients run into: ObjectMeta's fields, and the pod fields hand-written templates get
+wrong (the node selector, a container's image, command, args and volume mounts).
 """
 
 from __future__ import annotations
@@ -30,29 +30,201 @@ def json_type(value: Any) -> str:
 
 
 def pod_unmarshal_error(pod: dict[str, Any]) -> str | None:
-    """`json: cannot unmarshal ...` for the first container string list of the wrong type."""
+    """`json: cannot unmarshal ...` for the first pod field of the wrong type among those a
+    template gets wrong: the node selector, a container's image, string lists and mounts."""
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         return None
+    selector = spec.get("nodeSelector")
+    if selector is not None:
+        found = _string_map_error(selector, "PodSpec.spec.nodeSelector")
+        if found is not None:
+            return found
     for list_name in ("initContainers", "containers"):
         containers = spec.get(list_name)
         for container in containers if isinstance(containers, list) else []:
-            if not isinstance(container, dict):
-                continue
-            for field_name in _STRING_LISTS:
-                value = container.get(field_name)
-                if value is None:
-                    continue
-                wrong = value if not isinstance(value, list) else None
-                target = "[]string"
-                if isinstance(value, list):
-                    wrong = next(
-                        (v for v in value if not isinstance(v, str) and v is not None), None
-                    )
-                    target = "string"
-                if wrong is not None:
-                    return (
-                        f"json: cannot unmarshal {json_type(wrong)} into Go struct field "
-                        f"Container.spec.{list_name}.{field_name} of type {target}"
-                    )
+            if isinstance(container, dict):
+                found = _container_error(container, f"Container.spec.{list_name}")
+                if found is not None:
+                    return found
     return None
+
+
+def _string_map_error(value: Any, field: str) -> str | None:
+    if not isinstance(value, dict):
+        return _unmarshal(value, field, "map[string]string")
+    wrong = next((v for v in value.values() if v is not None and not isinstance(v, str)), None)
+    return None if wrong is None else _unmarshal(wrong, field, "string")
+
+
+def _container_error(container: dict[str, Any], field: str) -> str | None:
+    image = container.get("image")
+    if image is not None and not isinstance(image, str):
+        return _unmarshal(image, f"{field}.image", "string")
+    for name in _STRING_LISTS:
+        value = container.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, list):
+            return _unmarshal(value, f"{field}.{name}", "[]string")
+        wrong = next((v for v in value if v is not None and not isinstance(v, str)), None)
+        if wrong is not None:
+            return _unmarshal(wrong, f"{field}.{name}", "string")
+    mounts = container.get("volumeMounts")
+    if mounts is None:
+        return None
+    if not isinstance(mounts, list):
+        return _unmarshal(mounts, f"{field}.volumeMounts", "[]v1.VolumeMount")
+    for mount in mounts:
+        if mount is not None and not isinstance(mount, dict):
+            return _unmarshal(mount, f"{field}.volumeMounts", "v1.VolumeMount")
+        mount_name = (mount or {}).get("name")
+        if mount_name is not None and not isinstance(mount_name, str):
+            mount_field = "VolumeMount." + field.split(".", 1)[1] + ".volumeMounts.name"
+            return _unmarshal(mount_name, mount_field, "string")
+    return None
+
+
+#: ObjectMeta's scalar fields by Go type: a value of another JSON type is a decode error.
+_META_STRINGS = {
+    "name": "string",
+    "generateName": "string",
+    "namespace": "string",
+    "selfLink": "string",
+    "uid": "types.UID",
+    "resourceVersion": "string",
+}
+_META_INTS = ("generation", "deletionGracePeriodSeconds")
+_META_TIMES = ("creationTimestamp", "deletionTimestamp")
+#: ObjectMeta's lists, by Go type of the list and of an element.
+_META_LISTS = {
+    "finalizers": ("[]string", "string"),
+    "ownerReferences": ("[]v1.OwnerReference", "v1.OwnerReference"),
+    "managedFields": ("[]v1.ManagedFieldsEntry", "v1.ManagedFieldsEntry"),
+}
+_META_MAPS = ("labels", "annotations")
+
+
+def _unmarshal(value: Any, field: str, go_type: str) -> str:
+    shown = json_type(value)
+    if shown == "number" and go_type == "int64":
+        shown = f"number {value}"  # Go names a number that does not fit the integer
+    return f"json: cannot unmarshal {shown} into Go struct field {field} of type {go_type}"
+
+
+def object_meta_error(meta: dict[str, Any], prefix: str) -> str | None:
+    """Go's decode error for the first ObjectMeta field of the wrong type, else None.
+
+    `prefix` is how Go names the struct's fields: `ObjectMeta.metadata.` inside a built-in
+    kind, `ObjectMeta.` for a custom resource, whose metadata is decoded on its own.
+    """
+    for key, value in meta.items():
+        if value is None:
+            continue  # null leaves any Go field at its zero value
+        field = f"{prefix}{key}"
+        if key in _META_STRINGS and not isinstance(value, str):
+            return _unmarshal(value, field, _META_STRINGS[key])
+        if key in _META_INTS and (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or (isinstance(value, float) and not value.is_integer())
+        ):
+            return _unmarshal(value, field, "int64")
+        if key in _META_TIMES:
+            if not isinstance(value, str):
+                return _unmarshal(value, field, "string")
+            error = rfc3339_error(value)
+            if error is not None:
+                return error
+        if key in _META_LISTS:
+            list_type, item_type = _META_LISTS[key]
+            if not isinstance(value, list):
+                return _unmarshal(value, field, list_type)
+            want = str if item_type == "string" else dict
+            wrong = next((v for v in value if v is not None and not isinstance(v, want)), None)
+            if wrong is not None:
+                return _unmarshal(wrong, field, item_type)
+            if key == "ownerReferences":
+                found = _owner_reference_error(value, f"OwnerReference.{field.split('.', 1)[1]}")
+                if found is not None:
+                    return found
+        if key in _META_MAPS:
+            if not isinstance(value, dict):
+                return _unmarshal(value, field, "map[string]string")
+            wrong = next((v for v in value.values() if not isinstance(v, str)), None)
+            if wrong is not None:
+                return _unmarshal(wrong, field, "string")
+    return None
+
+
+#: OwnerReference's fields by Go type.
+_OWNER_FIELDS = {"apiVersion": "string", "kind": "string", "name": "string", "uid": "types.UID"}
+_OWNER_FIELDS |= {"controller": "bool", "blockOwnerDeletion": "bool"}
+
+
+def _owner_reference_error(references: list[Any], prefix: str) -> str | None:
+    """The first ownerReferences field of the wrong type (`prefix` names the list)."""
+    for reference in references:
+        for key, value in (reference or {}).items():
+            go_type = _OWNER_FIELDS.get(key)
+            if go_type is None or value is None:
+                continue
+            want = bool if go_type == "bool" else str
+            if not isinstance(value, want):
+                return _unmarshal(value, f"{prefix}.{key}", go_type)
+    return None
+
+
+#: time.RFC3339 as Go lays it out, element by element: (layout element, digits or None).
+_RFC3339 = (
+    ("2006", 4), ("-", None), ("01", 2), ("-", None), ("02", 2), ("T", None),
+    ("15", 2), (":", None), ("04", 2), (":", None), ("05", 2),
+)  # fmt: skip
+_RANGES = {"01": ("month", 1, 12), "02": ("day", 1, 31), "15": ("hour", 0, 23)}
+_RANGES |= {"04": ("minute", 0, 59), "05": ("second", 0, 59)}
+_LAYOUT = "2006-01-02T15:04:05Z07:00"
+
+
+def rfc3339_error(value: str) -> str | None:
+    """Go's `time.Parse(time.RFC3339, value)` error as metav1.Time reports it, else None."""
+    rest = value
+
+    def cannot(element: str) -> str:
+        return f'parsing time "{value}" as "{_LAYOUT}": cannot parse "{rest}" as "{element}"'
+
+    for element, digits in _RFC3339:
+        if digits is None:
+            if not rest.startswith(element):
+                return cannot(element)
+            rest = rest[1:]
+            continue
+        if len(rest) < digits or not rest[:digits].isdigit():
+            return cannot(element)
+        number, rest = int(rest[:digits]), rest[digits:]
+        if element in _RANGES:
+            what, low, high = _RANGES[element]
+            if not low <= number <= high:
+                return f'parsing time "{value}": {what} out of range'
+    if rest.startswith(".") and rest[1:2].isdigit():
+        rest = rest[1:].lstrip("0123456789")
+    offset = len(rest) == 6 and rest[0] in "+-" and rest[3] == ":"
+    if rest == "Z" or (offset and rest[1:3].isdigit() and rest[4:].isdigit()):
+        return None
+    return cannot("Z07:00")
+
+
+def go_numbers(value: Any) -> Any:
+    """`value` with every integral float an int, as a custom resource comes back from
+    kube-apiserver: its unstructured decoder keeps 1.0 as a float64, which Go then encodes
+    as `1`. Returns the same object when it holds no such float (the common case)."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and abs(value) < 2**63 else value
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, float | dict | list):
+                value[key] = go_numbers(item)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            if isinstance(item, float | dict | list):
+                value[i] = go_numbers(item)
+    return value

@@ -95,7 +95,10 @@ class CaseRun:
             w = self.watches.pop(step.watch)
             return StepResult(step, w.collect(step.count, step.wait))
         body = fill(step.body, self.vars)
-        raw = fill(step.raw.decode(), self.vars).encode() if step.raw is not None else None
+        raw = None
+        if step.raw is not None:  # bytes that are no UTF-8 (a case of their own) pass unchanged
+            text = step.raw.decode("utf-8", "surrogateescape")
+            raw = fill(text, self.vars).encode("utf-8", "surrogateescape")
         if step.until is None:
             return StepResult(step, self._request(step, path, body, raw))
         deadline = time.monotonic() + step.until.timeout

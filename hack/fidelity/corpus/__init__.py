@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from hack.fidelity.corpus import (
+    acjob_envelope,
     acjobs,
     bad_input,
     configmaps,
@@ -30,6 +31,7 @@ MODULES = (
     events,
     leases,
     acjobs,
+    acjob_envelope,
     patches,
     lists,
     watches,

@@ -117,6 +117,27 @@ CASES = [
         post("pods", pod("p", containers=[{"name": "c", "image": IMAGE, "command": 5}])),
     ),
     case(
+        "bad-pod-mount-of-no-volume-422",
+        post(
+            "pods",
+            pod(
+                "p",
+                containers=[
+                    {
+                        "name": "c",
+                        "image": IMAGE,
+                        "volumeMounts": [{"name": "x", "mountPath": "/x"}],
+                    }
+                ],
+            ),
+        ),
+    ),
+    case(
+        "bad-pod-image-object-400",
+        post("pods", pod("p", containers=[{"name": "c", "image": {"name": IMAGE}}])),
+    ),
+    case("bad-pod-node-selector-string-400", post("pods", pod("p", nodeSelector="a=b"))),
+    case(
         "bad-pod-volume-without-name-422",
         post("pods", pod("p", volumes=[{"emptyDir": {}}])),
     ),

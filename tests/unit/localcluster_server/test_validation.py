@@ -18,24 +18,37 @@ def test_pod_needs_containers() -> None:
     assert validation.on_create("Pod", {"spec": {"containers": [{"name": "c"}]}}) == []
 
 
-def test_pod_container_and_volume_names() -> None:
+def test_pod_container_volume_and_mount_names() -> None:
     spec = {
-        "initContainers": [{"name": "init-1"}],
-        "containers": [{"name": "UPPER"}, {"name": "x" * 64}, {}],
+        "initContainers": [{"name": "init-1", "volumeMounts": [{"name": "ranktable"}]}],
+        "containers": [
+            {"name": "UPPER", "volumeMounts": [{"name": "nowhere"}, {"mountPath": "/x"}]},
+            {"name": "x" * 64},
+            {},
+        ],
         "volumes": [{"name": "ranktable"}, {"emptyDir": {}}],
     }
     causes = validation.on_create("Pod", {"spec": spec})
+    # kube-apiserver's order: volumes, containers, init containers.
     assert [(c["field"], c["reason"]) for c in causes] == [
+        ("spec.volumes[1].name", "FieldValueRequired"),
         ("spec.containers[0].name", "FieldValueInvalid"),
+        ("spec.containers[0].volumeMounts[0].name", "FieldValueNotFound"),
+        ("spec.containers[0].volumeMounts[1].name", "FieldValueRequired"),
+        ("spec.containers[0].volumeMounts[1].name", "FieldValueNotFound"),
         ("spec.containers[1].name", "FieldValueInvalid"),
         ("spec.containers[2].name", "FieldValueRequired"),
-        ("spec.volumes[1].name", "FieldValueRequired"),
     ]
-    assert causes[0]["message"].startswith(
+    assert causes[1]["message"].startswith(
         'Invalid value: "UPPER": a lowercase RFC 1123 label must consist of lower case'
     )
-    assert causes[1]["message"].endswith(": must be no more than 63 characters")
-    valid = {"containers": [{"name": "ascend"}, {"name": "a-1"}], "volumes": [{"name": "v"}]}
+    assert causes[2]["message"] == 'Not found: "nowhere"'
+    assert causes[4]["message"] == 'Not found: ""'
+    assert causes[5]["message"].endswith(": must be no more than 63 characters")
+    valid = {
+        "containers": [{"name": "ascend", "volumeMounts": [{"name": "v"}]}, {"name": "a-1"}],
+        "volumes": [{"name": "v"}],
+    }
     assert validation.on_create("Pod", {"spec": valid}) == []
 
 

@@ -1,0 +1,80 @@
+"""AscendJob bodies the decoder refuses or tolerates: apiVersion and kind, ObjectMeta's typed
+fields, integral numbers for integers, invalid UTF-8. Found by `make fuzz`, where the local
+cluster and kube-apiserver disagreed on 19 of 300 status codes (seed 23, 2026-12-07)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hack.fidelity.corpus.objects import acjob
+from hack.fidelity.steps import Step, acj, case
+
+PATH = acj("ascendjobs")
+
+
+def _post(body: Any) -> Step:
+    return Step("POST", PATH, body)
+
+
+def _with(**top: Any) -> dict[str, Any]:
+    return {**acjob("j"), **top}
+
+
+def _meta(**fields: Any) -> dict[str, Any]:
+    body = acjob("j")
+    body["metadata"] = {**body["metadata"], **fields}
+    return body
+
+
+def _without(key: str) -> dict[str, Any]:
+    body = acjob("j")
+    del body[key]
+    return body
+
+
+CASES = [
+    case("acjob-api-version-object-400", _post(_with(apiVersion={"a": 1}))),
+    case("acjob-api-version-null-400", _post(_with(apiVersion=None))),
+    case("acjob-api-version-empty-400", _post(_with(apiVersion=""))),
+    case("acjob-api-version-other-version-400", _post(_with(apiVersion="mindxdl.gitee.com/v2"))),
+    case("acjob-kind-empty-400", _post(_with(kind=""))),
+    case("acjob-kind-missing-400", _post(_without("kind"))),
+    case("acjob-kind-other-422", _post(_with(kind="Pod"))),
+    case("acjob-name-array-400", _post(_meta(name=["j"]))),
+    case("acjob-resource-version-number-400", _post(_meta(resourceVersion=5))),
+    case("acjob-creation-timestamp-number-400", _post(_meta(creationTimestamp=5))),
+    case("acjob-creation-timestamp-text-400", _post(_meta(creationTimestamp="yesterday"))),
+    case("acjob-owner-references-string-400", _post(_meta(ownerReferences="x"))),
+    case("acjob-name-leading-dash-422", _post(_meta(name="-leading"))),
+    case(
+        "acjob-integral-float-is-an-integer",
+        Step("POST", PATH, acjob("j", replicas=-0.0), pick=("spec.replicaSpecs",)),
+        Step("POST", PATH, acjob("k", replicas=1.0), pick=("spec.replicaSpecs",)),
+    ),
+    case(
+        "acjob-invalid-utf8-tolerated",
+        Step(
+            "POST",
+            PATH,
+            raw=b'{"apiVersion": "mindxdl.gitee.com/v1", "kind": "AscendJob", "metadata": '
+            b'{"name": "j", "annotations": {"a": "\\u00e9 \xff\xfe"}}, "spec": '
+            b'{"replicaSpecs": {"Master": {"replicas": 1}}}}',
+            pick=("metadata.annotations",),
+        ),
+    ),
+    case("acjob-generation-fraction-400", _post(_meta(generation=1.5))),
+    case("acjob-finalizers-number-400", _post(_meta(finalizers=[1]))),
+    case("acjob-labels-string-400", _post(_meta(labels="a=b"))),
+    case(
+        "acjob-owner-reference-uid-number-400",
+        _post(
+            _meta(
+                ownerReferences=[{"apiVersion": "v1", "kind": "ConfigMap", "name": "c", "uid": 5}]
+            )
+        ),
+    ),
+    case("acjob-timestamp-month-400", _post(_meta(creationTimestamp="2020-13-01T00:00:00Z"))),
+    case("acjob-timestamp-no-zone-400", _post(_meta(creationTimestamp="2020-01-01T00:00:00"))),
+    case("acjob-api-version-missing-400", _post(_without("apiVersion"))),
+    case("acjob-kind-number-400", _post(_with(kind=5))),
+]
