@@ -561,13 +561,13 @@ class ApiHandler(BaseHTTPRequestHandler):
         elif verb in ("create", "deletecollection") and rt.namespaced and not route.namespace:
             raise method_not_allowed()  # only namespaced collections take these
         elif verb == "create":
-            body = self._custom_body(rt, raw)
+            body = self._write_body(rt, raw)
             result = api.create(rt, ns, body, validation, dry_run, self._manager(query))
             self._send_entry(result.code, rt, result.entry, result.warnings)
         elif route.subresource in ("binding", "log") or (route.subresource and verb == "delete"):
             raise method_not_allowed()
         elif verb == "update":
-            body = self._custom_body(rt, raw)
+            body = self._write_body(rt, raw)
             result = api.update(
                 rt, ns, route.name, body, route.subresource, validation, dry_run,
                 self._manager(query),
@@ -604,9 +604,9 @@ class ApiHandler(BaseHTTPRequestHandler):
             )
             self._send_list(rt, entries, api.store.resource_version, "", None)
 
-    def _custom_body(self, rt: ResourceType, raw: bytes) -> Any:
-        """The body of a create or update, with a custom resource's apiVersion and kind
-        checked against the bytes sent, since the decoder's errors quote them."""
+    def _write_body(self, rt: ResourceType, raw: bytes) -> Any:
+        """The body of a create or update; a custom resource's apiVersion and kind are
+        checked here, against the bytes sent, since the decoder's errors quote them."""
         content_type = self.headers.get("Content-Type") or ""
         body = parse_body(raw, content_type, rt.kind)
         sent = fastjson.dumps(body) if "yaml" in content_type else raw

@@ -50,6 +50,15 @@ def pod_unmarshal_error(pod: dict[str, Any]) -> str | None:
     return None
 
 
+def _list_error(value: Any, field: str, list_type: str, item_type: str) -> str | None:
+    """A Go slice (`list_type`) of strings, or of structs for any other `item_type`."""
+    if not isinstance(value, list):
+        return _unmarshal(value, field, list_type)
+    want = str if item_type == "string" else dict
+    wrong = next((v for v in value if v is not None and not isinstance(v, want)), None)
+    return None if wrong is None else _unmarshal(wrong, field, item_type)
+
+
 def _string_map_error(value: Any, field: str) -> str | None:
     if not isinstance(value, dict):
         return _unmarshal(value, field, "map[string]string")
@@ -63,21 +72,18 @@ def _container_error(container: dict[str, Any], field: str) -> str | None:
         return _unmarshal(image, f"{field}.image", "string")
     for name in _STRING_LISTS:
         value = container.get(name)
-        if value is None:
-            continue
-        if not isinstance(value, list):
-            return _unmarshal(value, f"{field}.{name}", "[]string")
-        wrong = next((v for v in value if v is not None and not isinstance(v, str)), None)
-        if wrong is not None:
-            return _unmarshal(wrong, f"{field}.{name}", "string")
+        found = (
+            None if value is None else _list_error(value, f"{field}.{name}", "[]string", "string")
+        )
+        if found is not None:
+            return found
     mounts = container.get("volumeMounts")
     if mounts is None:
         return None
-    if not isinstance(mounts, list):
-        return _unmarshal(mounts, f"{field}.volumeMounts", "[]v1.VolumeMount")
+    found = _list_error(mounts, f"{field}.volumeMounts", "[]v1.VolumeMount", "v1.VolumeMount")
+    if found is not None:
+        return found
     for mount in mounts:
-        if mount is not None and not isinstance(mount, dict):
-            return _unmarshal(mount, f"{field}.volumeMounts", "v1.VolumeMount")
         mount_name = (mount or {}).get("name")
         if mount_name is not None and not isinstance(mount_name, str):
             mount_field = "VolumeMount." + field.split(".", 1)[1] + ".volumeMounts.name"
@@ -137,23 +143,15 @@ def object_meta_error(meta: dict[str, Any], prefix: str) -> str | None:
             if error is not None:
                 return error
         if key in _META_LISTS:
-            list_type, item_type = _META_LISTS[key]
-            if not isinstance(value, list):
-                return _unmarshal(value, field, list_type)
-            want = str if item_type == "string" else dict
-            wrong = next((v for v in value if v is not None and not isinstance(v, want)), None)
-            if wrong is not None:
-                return _unmarshal(wrong, field, item_type)
+            found = _list_error(value, field, *_META_LISTS[key])
+            if found is not None:
+                return found
             if key == "ownerReferences":
                 found = _owner_reference_error(value, f"OwnerReference.{field.split('.', 1)[1]}")
                 if found is not None:
                     return found
-        if key in _META_MAPS:
-            if not isinstance(value, dict):
-                return _unmarshal(value, field, "map[string]string")
-            wrong = next((v for v in value.values() if not isinstance(v, str)), None)
-            if wrong is not None:
-                return _unmarshal(wrong, field, "string")
+        if key in _META_MAPS and (found := _string_map_error(value, field)) is not None:
+            return found
     return None
 
 

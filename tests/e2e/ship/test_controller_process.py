@@ -121,15 +121,10 @@ def test_sigterm_ends_the_retries_of_a_reconcile_in_flight(
     controller.wait_ready()
     bare_cluster.faults.fail("create", "pods", code=503)
     try:
-        kubectl_apply(kubectl_bin, bare_cluster, "-f", "-", stdin=small_job("ship-refused", 1))
-        controller.wait_for(
-            lambda: bare_cluster.request_count("create", "pods") >= 1, 60, "a pod create refused"
-        )
-        attempted = bare_cluster.request_count("create", "pods")
-        controller.signal(signal.SIGTERM)
-        assert controller.wait(timeout=60) == 0, controller.logs()
+        job = small_job("ship-refused", 1)
+        _, after = _pod_creates_around_sigterm(controller, bare_cluster, kubectl_bin, job, 1)
         # At most one attempt that had begun before the signal reached the client.
-        assert bare_cluster.request_count("create", "pods") - attempted <= 1, controller.logs()
+        assert after <= 1, controller.logs()
     finally:
         bare_cluster.faults.clear()
     events = [json.loads(line).get("event") for line in controller.log_lines()]
@@ -148,18 +143,26 @@ def test_sigterm_stops_a_batch_of_creates_waiting_for_the_rate_limiter(
     controller.wait_ready()
     wide = small_job("ship-wide", 60)
     at = wide.rindex("replicas: 1")  # the Worker's
-    kubectl_apply(
-        kubectl_bin, bare_cluster, "-f", "-", stdin=wide[:at] + "replicas: 100" + wide[at + 11 :]
-    )
+    wide = wide[:at] + "replicas: 100" + wide[at + 11 :]
+    before, after = _pod_creates_around_sigterm(controller, bare_cluster, kubectl_bin, wide, 8)
+    # At most the creates that had their token before the signal reached the client.
+    assert after <= 2, controller.logs()
+    assert before < 101  # the batch was cut short, not finished before the signal
+
+
+def _pod_creates_around_sigterm(
+    controller: ControllerProcess, cluster: Any, kubectl_bin: str, job: str, at_least: int
+) -> tuple[int, int]:
+    """Apply `job`, SIGTERM the controller once `at_least` pod creates reached the server,
+    and see it exit 0: the pod creates before the signal, and those after it."""
+    kubectl_apply(kubectl_bin, cluster, "-f", "-", stdin=job)
     controller.wait_for(
-        lambda: bare_cluster.request_count("create", "pods") >= 8, 60, "a batch of pod creates"
+        lambda: cluster.request_count("create", "pods") >= at_least, 60, "pod creates"
     )
-    created = bare_cluster.request_count("create", "pods")
+    before = cluster.request_count("create", "pods")
     controller.signal(signal.SIGTERM)
     assert controller.wait(timeout=60) == 0, controller.logs()
-    # At most the creates that had their token before the signal reached the client.
-    assert bare_cluster.request_count("create", "pods") - created <= 2, controller.logs()
-    assert created < 101  # the batch was cut short, not finished before the signal
+    return before, cluster.request_count("create", "pods") - before
 
 
 def test_the_api_server_files_our_writes_under_our_name(
