@@ -1,12 +1,12 @@
 """Validation of built-in kinds: the checks of kube-apiserver's registries clients run into.
 
 Only a few rules per kind, worded as upstream words them (the 422 causes kubectl prints):
-pods need containers whose names are DNS-1123 labels, name their volumes, mount only those
-and keep their tolerations; Service ports are in range, cluster IPs never change,
-load-balancer status needs a LoadBalancer; ConfigMap keys are valid, their values total at
-most 1 MiB, and an immutable ConfigMap keeps its data; a Lease lasts more than 0 s; a
-Namespace is only Terminating while it is being deleted. Everything else a real server
-validates is accepted.
+pods need containers whose names are DNS-1123 labels, name their volumes (an nfs path is
+absolute), mount only those, source each `valueFrom` and keep their tolerations; Service
+ports are in range, cluster IPs never change, load-balancer status needs a LoadBalancer;
+ConfigMap keys are valid, their values total at most 1 MiB, and an immutable ConfigMap keeps
+its data; a Lease lasts more than 0 s; a Namespace is only Terminating while it is being
+deleted. Everything else a real server validates is accepted.
 """
 
 from __future__ import annotations
@@ -29,6 +29,14 @@ _DNS1123_LABEL_MESSAGE = (
     "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
     "and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', "
     "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+)
+
+
+#: An env var's `valueFrom` names exactly one of these (kube-apiserver 1.35+ lists fileKeyRef).
+_ENV_SOURCES = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef")
+_ENV_SOURCE_MESSAGE = (
+    "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` "
+    "or `fileKeyRef`"
 )
 
 
@@ -96,6 +104,10 @@ def _pod_spec(spec: dict[str, Any]) -> list[Cause]:
             causes.append(_required(f"spec.volumes[{i}].name"))
         else:
             names.add(str(name))
+        nfs = volume.get("nfs") if isinstance(volume, dict) else None
+        path = nfs.get("path") if isinstance(nfs, dict) else None
+        if isinstance(path, str) and path and not path.startswith("/"):
+            causes.append(_invalid(f"spec.volumes[{i}].nfs.path", path, "must be an absolute path"))
     for list_name in ("containers", "initContainers"):
         containers = spec.get(list_name)
         for i, container in enumerate(containers if isinstance(containers, list) else []):
@@ -113,6 +125,11 @@ def _container(container: dict[str, Any], path: str, volumes: set[str]) -> list[
         causes.append(_invalid(f"{path}.name", name, "must be no more than 63 characters"))
     elif not isinstance(name, str) or not _DNS1123_LABEL.match(name):
         causes.append(_invalid(f"{path}.name", name, _DNS1123_LABEL_MESSAGE))
+    env = container.get("env")
+    for i, var in enumerate(env if isinstance(env, list) else []):
+        source = var.get("valueFrom") if isinstance(var, dict) else None
+        if isinstance(source, dict) and not any(source.get(k) for k in _ENV_SOURCES):
+            causes.append(_invalid(f"{path}.env[{i}].valueFrom", "", _ENV_SOURCE_MESSAGE))
     mounts = container.get("volumeMounts")
     for i, mount in enumerate(mounts if isinstance(mounts, list) else []):
         mount_name = str((mount or {}).get("name") or "")

@@ -138,6 +138,20 @@ CASES = [
     ),
     case("bad-pod-node-selector-string-400", post("pods", pod("p", nodeSelector="a=b"))),
     case(
+        "bad-pod-env-value-from-empty-422",
+        post(
+            "pods",
+            pod(
+                "p",
+                containers=[{"name": "c", "image": IMAGE, "env": [{"name": "A", "valueFrom": {}}]}],
+            ),
+        ),
+    ),
+    case(
+        "bad-pod-nfs-relative-path-422",
+        post("pods", pod("p", volumes=[{"name": "v", "nfs": {"server": "s", "path": "data"}}])),
+    ),
+    case(
         "bad-pod-volume-without-name-422",
         post("pods", pod("p", volumes=[{"emptyDir": {}}])),
     ),

@@ -52,6 +52,34 @@ def test_pod_container_volume_and_mount_names() -> None:
     assert validation.on_create("Pod", {"spec": valid}) == []
 
 
+def test_pod_env_sources_and_nfs_paths() -> None:
+    spec = {
+        "containers": [
+            {
+                "name": "c",
+                "env": [
+                    {"name": "A", "value": "1"},
+                    {"name": "B", "valueFrom": {}},
+                    {"name": "C", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+                ],
+            }
+        ],
+        "volumes": [
+            {"name": "a", "nfs": {"server": "s", "path": "data"}},
+            {"name": "b", "nfs": {"server": "s", "path": "/data"}},
+        ],
+    }
+    causes = validation.on_create("Pod", {"spec": spec})
+    assert [(c["field"], c["message"]) for c in causes] == [
+        ("spec.volumes[0].nfs.path", 'Invalid value: "data": must be an absolute path'),
+        (
+            "spec.containers[0].env[1].valueFrom",
+            'Invalid value: "": must specify one of: `fieldRef`, `resourceFieldRef`, '
+            "`configMapKeyRef`, `secretKeyRef` or `fileKeyRef`",
+        ),
+    ]
+
+
 def test_pod_tolerations_can_grow_and_change_seconds_but_not_shrink() -> None:
     old = {"spec": {"tolerations": [{"key": "a", "operator": "Exists", "tolerationSeconds": 5}]}}
     grown = {
