@@ -609,7 +609,7 @@ class ApiHandler(BaseHTTPRequestHandler):
         checked here, against the bytes sent, since the decoder's errors quote them."""
         content_type = self.headers.get("Content-Type") or ""
         body = parse_body(raw, content_type, rt.kind)
-        sent = fastjson.dumps(body) if "yaml" in content_type else raw
+        sent = fastjson.dumps(body) if "yaml" in content_type and not rt.builtin else raw
         error = custom_envelope_error(rt, body, sent)
         if error is not None:
             raise error

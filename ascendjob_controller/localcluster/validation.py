@@ -32,6 +32,14 @@ _DNS1123_LABEL_MESSAGE = (
 )
 
 
+def dns1123_label_error(name: str) -> str:
+    """apimachinery's IsDNS1123Label detail for `name`, "" when it is one: a Namespace's or
+    Service's name, a container's."""
+    if len(name) > 63:
+        return "must be no more than 63 characters"
+    return "" if _DNS1123_LABEL.match(name) else _DNS1123_LABEL_MESSAGE
+
+
 #: An env var's `valueFrom` names exactly one of these (kube-apiserver 1.35+ lists fileKeyRef).
 _ENV_SOURCES = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef")
 _ENV_SOURCE_MESSAGE = (
@@ -121,10 +129,10 @@ def _container(container: dict[str, Any], path: str, volumes: set[str]) -> list[
     name = container.get("name")
     if not name:
         causes.append(_required(f"{path}.name"))
-    elif isinstance(name, str) and len(name) > 63:
-        causes.append(_invalid(f"{path}.name", name, "must be no more than 63 characters"))
-    elif not isinstance(name, str) or not _DNS1123_LABEL.match(name):
+    elif not isinstance(name, str):
         causes.append(_invalid(f"{path}.name", name, _DNS1123_LABEL_MESSAGE))
+    elif detail := dns1123_label_error(name):
+        causes.append(_invalid(f"{path}.name", name, detail))
     env = container.get("env")
     for i, var in enumerate(env if isinstance(env, list) else []):
         source = var.get("valueFrom") if isinstance(var, dict) else None

@@ -52,7 +52,6 @@ from ascendjob_controller.localcluster.typed_fields import (
 )
 
 _SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _SYSTEM_META = (
     "uid",
@@ -1067,16 +1066,7 @@ def name_problem(rt: ResourceType, name: str) -> str:
     if rt is builtin.SERVICES and "." in name:
         return "must not contain dots"
     if rt in (builtin.NAMESPACES, builtin.SERVICES):
-        if len(name) > 63:
-            return "must be no more than 63 characters"
-        if not _LABEL_RE.match(name):
-            return (
-                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters "
-                "or '-', and must start and end with an alphanumeric character (e.g. "
-                "'my-name',  or '123-abc', regex used for validation is "
-                "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
-            )
-        return ""
+        return validation.dns1123_label_error(name)
     if len(name) > 253:
         return "must be no more than 253 characters"
     if not _SUBDOMAIN_RE.match(name):
