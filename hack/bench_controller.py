@@ -221,6 +221,50 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@dataclass(frozen=True)
+class SchedStat:
+    """What the scheduler counted for some threads (`sched_stat`): seconds on a CPU, seconds
+    runnable but waiting for one, and the times they were put on one."""
+
+    running: float = 0.0
+    waiting: float = 0.0
+    slices: int = 0
+
+    def __add__(self, other: SchedStat) -> SchedStat:
+        return SchedStat(
+            self.running + other.running, self.waiting + other.waiting, self.slices + other.slices
+        )
+
+    def __sub__(self, other: SchedStat) -> SchedStat:
+        return SchedStat(
+            self.running - other.running, self.waiting - other.waiting, self.slices - other.slices
+        )
+
+    @property
+    def mean_wait(self) -> float:
+        """Seconds a thread waited for a CPU each time it got one: the scheduling latency."""
+        return self.waiting / self.slices if self.slices > 0 else 0.0
+
+
+def sched_stat(pid: int, proc: Path = Path("/proc")) -> SchedStat:
+    """The scheduler's counts for a process so far, summed over its live threads.
+
+    From each `/proc/<pid>/task/<tid>/schedstat` (ns on a CPU, ns runnable and waiting, times
+    run). A thread that has exited takes its share with it. Beside `cpu_seconds` it tells
+    whether a process's idle share is time spent without work (a thread blocked on a socket or
+    a lock is not runnable and does not count) or waiting to be put on a CPU, which every
+    wake-up costs: each hand-over of a Python process's GIL wakes a thread. An empty count
+    for a process that is gone, or where the kernel keeps no schedstat.
+    """
+    total = SchedStat()
+    with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+        for task in (proc / str(pid) / "task").iterdir():
+            with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+                on_cpu, waited, slices = (task / "schedstat").read_text().split()[:3]
+                total += SchedStat(int(on_cpu) / 1e9, int(waited) / 1e9, int(slices))
+    return total
+
+
 def ready_url(proc: subprocess.Popen[str], what: str) -> str:
     """The URL in the `ready <url>` line a helper process prints once it serves."""
     assert proc.stdout is not None

@@ -19,7 +19,10 @@ counted on the wire in the same way for all three. The contender runs in its own
 its CPU (/proc/<pid>/stat) and its requests are taken from the first job POST until every
 Service is gone and it has then sent nothing for 1 s (our Events trail the jobs); its peak
 RSS is VmHWM at the end. Jobs/s runs from the first POST to the last job seen
-Succeeded (a watch of the driver's, straight to the server, not through the proxy).
+Succeeded (a watch of the driver's, straight to the server, not through the proxy). Over
+that time the bed's share of its core is given, and what the scheduler counted for its
+threads (`bc.sched_stat`): how long they waited for a CPU, how often they were put on one,
+and the mean wait, which says whether the bed's idle share is time without work.
 
 Each run is checked for correctness: every job Succeeded, no job's state ever moved back
 (every status the watch delivered), no Service left, exactly the two pods per job with our
@@ -245,6 +248,9 @@ class Result:
     #: The bed's CPU from the first POST to the last job Succeeded, in seconds per second: the
     #: share of the one core a single Python process can use. Near 1 the bed sets the pace.
     bed_busy: float
+    #: What the scheduler counted for the bed's threads over the same window: their time
+    #: waiting for a CPU, and how often they got one (each wake-up, each GIL hand-over).
+    bed_sched: bc.SchedStat
     proxy_cpu: float  # the counting proxy's CPU s over the same window (it shares the cores)
     peak_rss_kb: int
     requests: dict[str, int]  # "<verb> <resource>" -> count over the same window
@@ -353,6 +359,7 @@ def measure(
     """Post the jobs, wait for them and their Services, take the figures, then check."""
     before = px.counts()
     cpu0, server0, proxy0 = bc.cpu_seconds(pid), server.cpu(), bc.cpu_seconds(px.pid)
+    sched0 = server.sched()
     bodies = [bc.ascendjob(f"job-{i:05d}", 0) for i in range(jobs)]
     start = time.perf_counter()
     bc.create_many(server.url, bc.JOBS_PATH, bodies)
@@ -360,7 +367,7 @@ def measure(
         raise RuntimeError(
             f"{name}: {len(watch.finished)} of {jobs} jobs finished after {timeout:.0f} s"
         )
-    server_done, done_at = server.cpu(), time.perf_counter()
+    server_done, sched_done, done_at = server.cpu(), server.sched(), time.perf_counter()
     seconds = max(watch.finished.values()) - start
     drained = _wait_services_gone(server.url, 30.0)
     trailing = _wait_quiet(px, start)
@@ -380,6 +387,7 @@ def measure(
         cpu=cpu,
         server_cpu=server_cpu,
         bed_busy=(server_done - server0) / (done_at - start),
+        bed_sched=sched_done - sched0,
         proxy_cpu=proxy_cpu,
         peak_rss_kb=peak,
         requests=by_verb_and_resource(deltas(after, before)),
@@ -603,6 +611,11 @@ def report(
             f"one core it can use: {busy}. Near 100 % the bed sets the pace, and jobs/s follow "
             f"its CPU per job, every contender's requests and watches included"
         )
+    print(
+        "  the bed's threads over the same time, waiting for a CPU (summed over threads, per "
+        "second of the run), put on a CPU per job, and the mean wait each time: "
+        + "; ".join(_sched_text(r) for r in results)
+    )
     print("  requests per job, by verb and resource (all answers):")
     for r in results:
         mix = ", ".join(
@@ -614,6 +627,16 @@ def report(
     for r in results:
         verdict = "ok" if not r.problems else "FAILED: " + "; ".join(r.problems)
         print(f"    {r.name}: {verdict} ({r.conflicts} creates answered 409 AlreadyExists)")
+
+
+def _sched_text(r: Result) -> str:
+    # Threads that exited within the window (the driver's POST connections) took their share
+    # with them: a floor, never below 0.
+    waiting = max(0.0, r.bed_sched.waiting) / r.seconds if r.seconds > 0 else 0.0
+    return (
+        f"{r.name} {100 * waiting:.0f} %, {r.bed_sched.slices / r.jobs:.0f} per job, "
+        f"{1e6 * r.bed_sched.mean_wait:.0f} us"
+    )
 
 
 def round_ratios(ours: list[float], peer: list[float]) -> list[float]:

@@ -54,6 +54,10 @@ class Bed:
                 total += bc.cpu_seconds(pid)
         return total
 
+    def sched(self) -> bc.SchedStat:
+        """The scheduler's counts for the bed's processes so far (`bc.sched_stat`)."""
+        return sum((bc.sched_stat(pid) for pid in self.pids()), bc.SchedStat())
+
 
 def parents() -> dict[int, int]:
     """pid -> parent pid of every process, from /proc."""

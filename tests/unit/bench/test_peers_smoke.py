@@ -80,3 +80,14 @@ def test_the_beds_busy_share_is_given_per_contender(quick_output: str) -> None:
         assert found, line
         assert 0 <= int(found.group(1)) <= 200, line  # one process: at most ~1 core, ticks aside
     assert re.search(rf"bed CPU per job x{NUMBER}", quick_output), quick_output
+
+
+@pytest.mark.slow
+def test_the_beds_scheduling_is_given_per_contender(quick_output: str) -> None:
+    line = next(ln for ln in quick_output.splitlines() if "waiting for a CPU (summed" in ln)
+    for name in CONTENDERS:
+        found = re.search(rf"[ :]{name} (\d+) %, (\d+) per job, (\d+) us", line)
+        assert found, line
+        waiting, slices, mean_us = (int(v) for v in found.groups())
+        # Every request the bed serves wakes one of its threads at least once.
+        assert slices > 0 and waiting >= 0 and mean_us >= 0, line
