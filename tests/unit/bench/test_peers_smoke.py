@@ -72,22 +72,30 @@ def test_ratios_come_from_the_same_run(quick_output: str) -> None:
         assert all(float(v) > 0 for v in found.groups())
 
 
+def _per_contender(output: str, marker: str, figures: str) -> dict[str, tuple[int, ...]]:
+    """Each contender's integers from the report line holding `marker`, where `figures` is the
+    regex of one contender's part after its name (one group per integer)."""
+    line = next(ln for ln in output.splitlines() if marker in ln)
+    out = {}
+    for name in CONTENDERS:
+        found = re.search(rf"[ :]{name} {figures}", line)
+        assert found, line
+        out[name] = tuple(int(v) for v in found.groups())
+    return out
+
+
 @pytest.mark.slow
 def test_the_beds_busy_share_is_given_per_contender(quick_output: str) -> None:
-    line = next(ln for ln in quick_output.splitlines() if "the bed's CPU from the first POST" in ln)
-    for name in CONTENDERS:
-        found = re.search(rf"[ :]{name} (\d+) %", line)
-        assert found, line
-        assert 0 <= int(found.group(1)) <= 200, line  # one process: at most ~1 core, ticks aside
+    shares = _per_contender(quick_output, "the bed's CPU from the first POST", r"(\d+) %")
+    for (busy,) in shares.values():
+        assert 0 <= busy <= 200, shares  # one process: at most ~1 core, ticks aside
     assert re.search(rf"bed CPU per job x{NUMBER}", quick_output), quick_output
 
 
 @pytest.mark.slow
 def test_the_beds_scheduling_is_given_per_contender(quick_output: str) -> None:
-    line = next(ln for ln in quick_output.splitlines() if "waiting for a CPU (summed" in ln)
-    for name in CONTENDERS:
-        found = re.search(rf"[ :]{name} (\d+) %, (\d+) per job, (\d+) us", line)
-        assert found, line
-        waiting, slices, mean_us = (int(v) for v in found.groups())
+    figures = r"(\d+) %, (\d+) per job, (\d+) us"
+    counts = _per_contender(quick_output, "waiting for a CPU (summed", figures)
+    for waiting, slices, mean_us in counts.values():
         # Every request the bed serves wakes one of its threads at least once.
-        assert slices > 0 and waiting >= 0 and mean_us >= 0, line
+        assert slices > 0 and waiting >= 0 and mean_us >= 0, counts
