@@ -25,7 +25,11 @@ import yaml
 
 from ascendjob_controller.kube.response_headers import parse_header_lines, read_header_lines
 from ascendjob_controller.localcluster import builtin, fastjson
-from ascendjob_controller.localcluster.envelope import custom_envelope_error, excerpt
+from ascendjob_controller.localcluster.envelope import (
+    custom_envelope_error,
+    excerpt,
+    nesting_error,
+)
 from ascendjob_controller.localcluster.errors import (
     ApiError,
     bad_request,
@@ -195,6 +199,9 @@ def parse_body(raw: bytes, content_type: str, kind: str = "") -> Any:
             # Through JSON so YAML-only values (timestamps, dates) arrive as JSON would.
             as_json = json.dumps(yaml.safe_load(raw.decode()), default=_yaml_scalar)
             return json.loads(as_json, parse_constant=_refuse_constant)
+        too_deep = nesting_error(raw) if kind else None
+        if too_deep is not None:
+            raise _GoSyntaxError(too_deep)
         return _loads_as_go(raw)
     except (ValueError, TypeError, yaml.YAMLError) as err:
         if not kind:
@@ -230,6 +237,10 @@ def _loads_as_go(raw: bytes) -> Any:
         raise
 
 
+class _GoSyntaxError(ValueError):
+    """A syntax error found before decoding, already in Go's words."""
+
+
 class _NonFinite(ValueError):
     """NaN, Infinity or -Infinity: Python's decoder takes them, Go's (and JSON) does not."""
 
@@ -246,6 +257,8 @@ def _refuse_constant(constant: str) -> Any:
 
 def _go_json_error(raw: bytes, err: Exception) -> str:
     """Go's encoding/json wording of a syntax error (the common cases)."""
+    if isinstance(err, _GoSyntaxError):
+        return str(err)
     if isinstance(err, _NonFinite):
         if err.constant.startswith("-"):
             return "invalid character 'I' in numeric literal"

@@ -85,6 +85,16 @@ def test_a_non_latin1_unknown_field_is_warned_about_at_once(bare_cluster: Any) -
             b'{"kind":"ConfigMap","a":-Infinity}',
             'invalid character \'I\' in numeric literal ({"kind":"ConfigMap","a":-Infin ...)',
         ),
+        # Go's scanner stops at 10,000 levels, before any field is decoded (v1.37 answers this
+        # for a pod or an AscendJob too); the local cluster itself decodes deeper documents.
+        (
+            b'{"kind":"ConfigMap","x":' + b'{"a":' * 10_000 + b"1" + b"}" * 10_000 + b"}",
+            'invalid character \'{\' exceeded max depth ({"kind":"ConfigMap","x":{"a":{ ...)',
+        ),
+        (
+            b'{"kind":"ConfigMap","x":' + b"[" * 10_000 + b"1" + b"]" * 10_000 + b"}",
+            'invalid character \'[\' exceeded max depth ({"kind":"ConfigMap","x":[[[[[[ ...)',
+        ),
     ],
 )
 def test_unparsable_bodies_are_unrecognized_objects(
@@ -200,3 +210,13 @@ def test_an_integral_float_is_an_integer_and_comes_back_as_one(bare_cluster: Any
     assert code == 201, stored
     replicas = stored["spec"]["replicaSpecs"]["Master"]["replicas"]
     assert replicas == 1 and isinstance(replicas, int)
+
+
+def test_a_body_nested_to_gos_limit_is_decoded(bare_cluster: Any) -> None:
+    """10,000 levels in all (the object itself is one) is what Go's scanner still takes: the
+    ConfigMap is created."""
+    raw = b'{"kind":"ConfigMap","metadata":{"name":"deepest"},"x":'
+    raw += b'{"a":' * 9_999 + b"1" + b"}" * 9_999 + b"}"
+    code, obj = _send(bare_cluster, "/api/v1/namespaces/default/configmaps", raw)
+    assert code == 201, obj
+    assert obj["metadata"]["name"] == "deepest"
