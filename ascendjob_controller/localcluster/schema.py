@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ascendjob_controller.localcluster import fastjson
+from ascendjob_controller.localcluster.goquote import go_quote
 
 Cause = dict[str, str]
 
@@ -58,9 +59,9 @@ def _type_name(value: Any) -> str:
 
 
 def _fmt_value(value: Any) -> str:
-    """A bad value as Go's field.Error prints it: strings quoted, numbers bare."""
+    """A bad value as Go's field.Error prints it: strings quoted by `%q`, numbers bare."""
     if isinstance(value, str):
-        return json.dumps(value)
+        return go_quote(value)
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, float)):

@@ -15,6 +15,8 @@ import json
 import re
 from typing import Any
 
+from ascendjob_controller.localcluster.goquote import go_quote
+
 Cause = dict[str, str]
 _CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 _CONFIG_KEY_MESSAGE = (
@@ -49,7 +51,10 @@ _ENV_SOURCE_MESSAGE = (
 
 
 def _invalid(field: str, value: Any, detail: str) -> Cause:
-    shown = json.dumps(value) if isinstance(value, str | list) else str(value)
+    if isinstance(value, str):
+        shown = go_quote(value)
+    else:
+        shown = json.dumps(value) if isinstance(value, list) else str(value)
     return {
         "reason": "FieldValueInvalid",
         "message": f"Invalid value: {shown}: {detail}",

@@ -40,6 +40,8 @@ from ascendjob_controller.localcluster.errors import (
     stale,
     unsupported_media_type,
 )
+from ascendjob_controller.localcluster.goquote import go_quote
+from ascendjob_controller.localcluster.metadata_rules import metadata_causes
 from ascendjob_controller.localcluster.registry import Registry
 from ascendjob_controller.localcluster.resources import ResourceType
 from ascendjob_controller.localcluster.store import Entry, Store, decode_continue, encode_continue
@@ -315,8 +317,9 @@ class Api:
         self._new_identity(rt, meta)
         if "status" in rt.subresources and not rt.builtin:
             obj.pop("status", None)
-        warnings = self._validate_custom(rt, obj, field_validation)
-        if rt is builtin.CRDS and (causes := builtin.validate_crd(obj)):
+        meta_causes = metadata_causes(meta)
+        warnings = self._validate_custom(rt, obj, field_validation, first=meta_causes)
+        if rt is builtin.CRDS and (causes := meta_causes + builtin.validate_crd(obj)):
             raise invalid(rt, meta["name"], causes)
         builtin.decode_defaults(rt, obj)
         if managed is None:
@@ -327,7 +330,7 @@ class Api:
             self._require_namespace(rt, meta.get("namespace", ""), meta["name"])
             if rt is builtin.PODS:
                 admission.admit_pod(obj, meta["namespace"], self._find_account)
-            if rt.builtin and (causes := validation.on_create(rt.kind, obj)):
+            if rt.builtin and (causes := meta_causes + validation.on_create(rt.kind, obj)):
                 raise invalid(rt, meta["name"], causes)
             present = self.store.get(rt.group_resource, meta.get("namespace", ""), meta["name"])
             if present is not None:
@@ -354,7 +357,7 @@ class Api:
                 }
                 raise invalid(rt, "", [cause])
             meta["name"] = self._generated_name(rt, meta)
-        self._check_name(rt, meta["name"])
+        self._check_name(rt, meta)
         if meta.get("resourceVersion"):
             # kube-apiserver's storage refuses this as an internal error, not a 4xx.
             raise ApiError(500, "", "resourceVersion should not be set on objects to be created")
@@ -623,14 +626,18 @@ class Api:
         obj["metadata"]["resourceVersion"] = old["metadata"]["resourceVersion"]
         builtin.omit_empty(rt, obj)
         # (pods are checked in _keep_builtin_fields, before their spec comparison)
+        # A status write keeps the stored metadata's labels and annotations on the real server.
+        meta_causes = metadata_causes(obj["metadata"]) if not subresource else []
         causes = []
-        if rt.builtin and rt is not builtin.PODS:
-            causes = validation.on_update(rt.kind, old, obj, subresource)
+        if rt.builtin:
+            causes = meta_causes
+            if rt is not builtin.PODS:
+                causes = causes + validation.on_update(rt.kind, old, obj, subresource)
         if causes:
             raise invalid(rt, name, causes)
         obj["apiVersion"] = old.get("apiVersion", rt.group_version)
         obj["kind"] = rt.kind
-        warnings = self._validate_custom(rt, obj, field_validation, old)
+        warnings = self._validate_custom(rt, obj, field_validation, old, first=meta_causes)
         if rt is builtin.CRDS and (causes := builtin.validate_crd(obj)):
             raise invalid(rt, name, causes)
         if builtin.has_generation(rt) and _spec_part(obj) != _spec_part(old):
@@ -821,7 +828,7 @@ class Api:
             name = str(meta.get("name") or "")
             cause = {
                 "reason": "FieldValueInvalid",
-                "message": f'Invalid value: "{kind}": must be {rt.kind}',
+                "message": f"Invalid value: {go_quote(kind)}: must be {rt.kind}",
                 "field": "kind",
             }
             raise invalid(dataclasses.replace(rt, kind=kind), name, [cause])
@@ -841,21 +848,19 @@ class Api:
             )
         meta["namespace"] = namespace
 
-    def _check_name(self, rt: ResourceType, name: str) -> None:
-        """The name rules each registry applies (subdomain, label, or RBAC's path segment)."""
+    def _check_name(self, rt: ResourceType, meta: dict[str, Any]) -> None:
+        """The name rules each registry applies (subdomain, label, or RBAC's path segment);
+        a bad name is reported with the rest of the metadata's causes, as ObjectMeta
+        validation does (a good one leaves those to the object's validation)."""
+        name = meta["name"]
         message = name_problem(rt, name)
         if message:
-            raise invalid(
-                rt,
-                name,
-                [
-                    {
-                        "reason": "FieldValueInvalid",
-                        "message": f'Invalid value: "{name}": {message}',
-                        "field": "metadata.name",
-                    }
-                ],
-            )
+            cause = {
+                "reason": "FieldValueInvalid",
+                "message": f"Invalid value: {go_quote(name)}: {message}",
+                "field": "metadata.name",
+            }
+            raise invalid(rt, name, [cause, *metadata_causes(meta)])
 
     def _require_namespace(self, rt: ResourceType, namespace: str, name: str = "") -> None:
         """404 for a missing namespace; 403 (NamespaceLifecycle) for a terminating one."""
@@ -888,10 +893,16 @@ class Api:
         obj: dict[str, Any],
         field_validation: str,
         old: dict[str, Any] | None = None,
+        first: list[dict[str, str]] | None = None,
     ) -> list[str]:
         """Prune, default and validate a custom resource against its CRD schema; an update
-        passes the stored object as `old`, so what it left unchanged is ratcheted."""
-        if rt.builtin or not rt.schema:
+        passes the stored object as `old`, so what it left unchanged is ratcheted. `first`
+        are the metadata's causes, reported before the schema's in the same 422."""
+        if rt.builtin:
+            return []
+        if not rt.schema:
+            if first:
+                raise invalid(rt, obj["metadata"].get("name", ""), first)
             return []
         from ascendjob_controller.localcluster import schema as schemas
 
@@ -908,8 +919,9 @@ class Api:
                 f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
                 f"strict decoding error: {listed}"
             )
+        causes = [*(first or ()), *(dict(c) for c in causes)]
         if causes:
-            raise invalid(rt, meta.get("name", ""), [dict(c) for c in causes])
+            raise invalid(rt, meta.get("name", ""), causes)
         if field_validation == "Ignore":
             return []
         return [f'unknown field "{p}"' for p in unknown]

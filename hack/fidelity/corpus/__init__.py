@@ -15,6 +15,7 @@ from hack.fidelity.corpus import (
     gc,
     leases,
     lists,
+    metadata_rules,
     namespaces,
     patches,
     pods,
@@ -41,6 +42,7 @@ MODULES = (
     tables,
     discovery,
     bad_input,
+    metadata_rules,
 )
 
 

@@ -220,3 +220,44 @@ def test_a_body_nested_to_gos_limit_is_decoded(bare_cluster: Any) -> None:
     code, obj = _send(bare_cluster, "/api/v1/namespaces/default/configmaps", raw)
     assert code == 201, obj
     assert obj["metadata"]["name"] == "deepest"
+
+
+def test_a_bad_label_is_invalid_beside_the_schemas_causes(bare_cluster: Any) -> None:
+    """kube-apiserver v1.37's answer, word for word: ObjectMeta's causes come first."""
+    body = _acjob("bad-label")
+    body["metadata"]["labels"] = {"framework": "pytorch-"}
+    body["spec"]["replicaSpecs"]["Master"]["replicas"] = "x"
+    code, status = _send(bare_cluster, ACJOBS, json.dumps(body).encode())
+    assert (code, status["reason"]) == (422, "Invalid")
+    value_shape = (
+        "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' "
+        "or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
+        "'my_value',  or '12345', regex used for validation is "
+        "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+    )
+    assert status["message"] == (
+        'AscendJob.mindxdl.gitee.com "bad-label" is invalid: [metadata.labels: Invalid value: '
+        f'"pytorch-": {value_shape}, spec.replicaSpecs.Master.replicas: Invalid value: '
+        '"string": spec.replicaSpecs.Master.replicas in body must be of type integer: "string"]'
+    )
+    assert [c["field"] for c in status["details"]["causes"]] == [
+        "metadata.labels",
+        "spec.replicaSpecs.Master.replicas",
+    ]
+
+
+def test_a_bad_label_on_an_update_is_invalid(
+    bare_cluster: Any,
+) -> None:
+    path = "/api/v1/namespaces/default/configmaps"
+    code, cm, _ = _post(bare_cluster, path, {"metadata": {"name": "relabel"}, "data": {}})
+    assert code == 201, cm
+    cm["metadata"]["labels"] = {"a": "-"}
+    conn = http.client.HTTPConnection("127.0.0.1", bare_cluster.port, timeout=5)
+    try:
+        conn.request("PUT", f"{path}/relabel", json.dumps(cm), {"Content-Type": "application/json"})
+        resp = conn.getresponse()
+        code, status = resp.status, json.loads(resp.read())
+    finally:
+        conn.close()
+    assert (code, status["details"]["causes"][0]["field"]) == (422, "metadata.labels"), status
