@@ -22,11 +22,36 @@ from ascendjob_controller.localcluster.typed_fields import json_type
 
 
 def excerpt(raw: bytes) -> str:
-    """The start of a body as Go's decoder quotes it in an error: 30 characters, then ` ...`."""
-    text = raw.decode("utf-8", "replace")
-    if not text:
+    """The start of a body as the API server quotes it in a decode error (its
+    summarizeData): the first 30 bytes, then ` ...`; as text when the body starts with `{`,
+    else in hex (a list, a BOM, `null`)."""
+    if not raw:
         return "<empty>"
-    return text[:30] + (" ..." if len(text) > 30 else "")
+    more = " ..." if len(raw) > 30 else ""
+    if raw[:1] == b"{":
+        return raw[:30].decode("utf-8", "replace") + more
+    return raw[:30].hex() + more
+
+
+#: The struct the API server first decodes every body into, to find its apiVersion and kind.
+_TYPE_META = (
+    'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
+    'Kind string "json:\\"kind,omitempty\\"" }'
+)
+
+
+def non_object_error(rt: ResourceType, body: Any, raw: bytes) -> ApiError | None:
+    """The 400 for a JSON body that is no object: a list, a string, a number or a bool, and
+    `null` for a custom resource (a built-in kind decodes `null` as an empty object)."""
+    if isinstance(body, dict) or (body is None and rt.builtin):
+        return None
+    unrecognized = f"the object provided is unrecognized (must be of type {rt.kind})"
+    if body is None:
+        return bad_request(f"{unrecognized}: Object 'Kind' is missing in 'null' ({excerpt(raw)})")
+    return bad_request(
+        f"{unrecognized}: couldn't get version/kind; json parse error: json: cannot unmarshal "
+        f"{json_type(body)} into Go value of type {_TYPE_META} ({excerpt(raw)})"
+    )
 
 
 #: encoding/json's scanner refuses a document nested deeper than this (`maxNestingDepth`)

@@ -29,6 +29,7 @@ from ascendjob_controller.localcluster.envelope import (
     custom_envelope_error,
     excerpt,
     nesting_error,
+    non_object_error,
 )
 from ascendjob_controller.localcluster.errors import (
     ApiError,
@@ -199,6 +200,9 @@ def parse_body(raw: bytes, content_type: str, kind: str = "") -> Any:
             # Through JSON so YAML-only values (timestamps, dates) arrive as JSON would.
             as_json = json.dumps(yaml.safe_load(raw.decode()), default=_yaml_scalar)
             return json.loads(as_json, parse_constant=_refuse_constant)
+        if kind and raw.startswith(_UTF8_BOM):
+            # Go's decoder takes no byte-order mark; Python's would skip it.
+            raise _GoSyntaxError("invalid character '\u00ef' looking for beginning of value")
         too_deep = nesting_error(raw) if kind else None
         if too_deep is not None:
             raise _GoSyntaxError(too_deep)
@@ -235,6 +239,9 @@ def _loads_as_go(raw: bytes) -> Any:
             fixed = raw.decode("utf-8", "replace").encode("utf-8")
             return fastjson.loads(fixed, parse_constant=_refuse_constant)
         raise
+
+
+_UTF8_BOM = b"\xef\xbb\xbf"
 
 
 class _GoSyntaxError(ValueError):
@@ -623,10 +630,10 @@ class ApiHandler(BaseHTTPRequestHandler):
         content_type = self.headers.get("Content-Type") or ""
         body = parse_body(raw, content_type, rt.kind)
         sent = fastjson.dumps(body) if "yaml" in content_type and not rt.builtin else raw
-        error = custom_envelope_error(rt, body, sent)
+        error = non_object_error(rt, body, sent) or custom_envelope_error(rt, body, sent)
         if error is not None:
             raise error
-        return body
+        return {} if body is None else body
 
     def _manager(self, query: dict[str, str]) -> str:
         """Who writes, for managedFields: fieldManager, else the User-Agent's product name."""

@@ -4,6 +4,7 @@ cluster and kube-apiserver disagreed on 19 of 300 status codes (seed 23, 2026-12
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from hack.fidelity.corpus.objects import acjob
@@ -33,6 +34,13 @@ def _without(key: str) -> dict[str, Any]:
 
 
 CASES = [
+    case(
+        "acjob-not-an-object-400",
+        Step("POST", PATH, raw=b"null"),
+        Step("POST", PATH, raw=b"[1, 2]"),
+        Step("POST", PATH, raw=b"true"),
+        Step("POST", PATH, raw=b"\xef\xbb\xbf" + json.dumps(acjob("bom")).encode()),
+    ),
     case("acjob-api-version-object-400", _post(_with(apiVersion={"a": 1}))),
     case("acjob-api-version-null-400", _post(_with(apiVersion=None))),
     case("acjob-api-version-empty-400", _post(_with(apiVersion=""))),

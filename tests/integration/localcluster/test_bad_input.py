@@ -261,3 +261,44 @@ def test_a_bad_label_on_an_update_is_invalid(
     finally:
         conn.close()
     assert (code, status["details"]["causes"][0]["field"]) == (422, "metadata.labels"), status
+
+
+TYPE_META = (
+    'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; '
+    'Kind string "json:\\"kind,omitempty\\"" }'
+)
+
+
+@pytest.mark.parametrize(
+    ("raw", "tail"),
+    [
+        (b"null", "Object 'Kind' is missing in 'null' (6e756c6c)"),
+        (b"[1, 2]", f"couldn't get version/kind; json parse error: json: cannot unmarshal array "
+                    f"into Go value of type {TYPE_META} (5b312c20325d)"),
+        (b'"x"', f"couldn't get version/kind; json parse error: json: cannot unmarshal string "
+                 f"into Go value of type {TYPE_META} (227822)"),
+        (b"true", f"couldn't get version/kind; json parse error: json: cannot unmarshal bool "
+                  f"into Go value of type {TYPE_META} (74727565)"),
+        # Go's decoder takes no byte-order mark; the body is summarized in hex, 30 bytes.
+        (b'\xef\xbb\xbf{"apiVersion": "mindxdl.gitee.com/v1", "kind": "AscendJob"}',
+         "couldn't get version/kind; json parse error: invalid character '\u00ef' looking for "
+         "beginning of value (efbbbf7b2261706956657273696f6e223a20226d696e6478646c2e676974 ...)"),
+    ],
+)  # fmt: skip
+def test_a_body_that_is_no_json_object_is_unrecognized(
+    bare_cluster: Any, raw: bytes, tail: str
+) -> None:
+    """kube-apiserver v1.37's words, read from its answers to the same bytes."""
+    code, status = _send(bare_cluster, ACJOBS, raw)
+    assert (code, status["reason"]) == (400, "BadRequest")
+    assert status["message"] == (
+        f"the object provided is unrecognized (must be of type AscendJob): {tail}"
+    )
+
+
+def test_null_is_an_empty_object_to_a_built_in_kind(bare_cluster: Any) -> None:
+    code, status = _send(bare_cluster, "/api/v1/namespaces/default/configmaps", b"null")
+    assert (code, status["reason"]) == (422, "Invalid")
+    assert status["message"] == (
+        'ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required'
+    )
