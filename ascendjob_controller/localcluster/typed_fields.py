@@ -211,18 +211,29 @@ def rfc3339_error(value: str) -> str | None:
     return cannot("Z07:00")
 
 
+#: An integer this large is no float64 either (float() would raise).
+_BEYOND_FLOAT = 2**1024
+
+
 def go_numbers(value: Any) -> Any:
-    """`value` with every integral float an int, as a custom resource comes back from
-    kube-apiserver: its unstructured decoder keeps 1.0 as a float64, which Go then encodes
-    as `1`. Returns the same object when it holds no such float (the common case)."""
+    """`value` with its numbers as kube-apiserver's unstructured decoder leaves them.
+
+    An integral float below 2^53 in size becomes an int: the decoder keeps 1.0 as a float64,
+    which Go encodes as `1` and kube-openapi takes for an integer. An integer literal beyond
+    int64 becomes a float: Go reads it as a float64. Returns the same object when it holds
+    no such number (the common case)."""
     if isinstance(value, float):
-        return int(value) if value.is_integer() and abs(value) < 2**63 else value
+        return int(value) if value.is_integer() and abs(value) < 2**53 else value
+    if isinstance(value, int) and not isinstance(value, bool):
+        if -(2**63) <= value < 2**63 or abs(value) >= _BEYOND_FLOAT:
+            return value  # (beyond a float64 too: left as it was)
+        return float(value)
     if isinstance(value, dict):
         for key, item in value.items():
-            if isinstance(item, float | dict | list):
+            if isinstance(item, int | float | dict | list):
                 value[key] = go_numbers(item)
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            if isinstance(item, float | dict | list):
+            if isinstance(item, int | float | dict | list):
                 value[i] = go_numbers(item)
     return value

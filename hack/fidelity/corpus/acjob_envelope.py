@@ -33,7 +33,31 @@ def _without(key: str) -> dict[str, Any]:
     return body
 
 
+def _numbers(name: str, deadline: str, replicas: str = "1") -> Step:
+    """A job whose activeDeadlineSeconds (int64) and Master replicas (int32) are these JSON
+    number literals, sent as written."""
+    body = json.dumps(acjob(name, replicas=0))
+    body = body.replace('"replicas": 0', f'"replicas": {replicas}')
+    body = body.replace(
+        '"spec": {', f'"spec": {{"runPolicy": {{"activeDeadlineSeconds": {deadline}}}, ', 1
+    )
+    return Step("POST", PATH, raw=body.encode())
+
+
 CASES = [
+    # Numbers as Go's decoder and kube-openapi see them (make fuzz, seed 31): an integral float
+    # is an integer below 2^53 only, an integer literal beyond int64 is a float64, and a format
+    # is a range with a cause of its own.
+    case(
+        "acjob-number-forms",
+        _numbers("n1", "1e+3", "2e9"),
+        _numbers("n2", "1e+308"),
+        _numbers("n3", "9007199254740992.0"),
+        _numbers("n4", "9223372036854775808"),
+        _numbers("n5", "-1e+308"),
+        _numbers("n6", "3", "2147483648"),
+        _numbers("n7", "3", "1.5"),
+    ),
     case(
         "acjob-not-an-object-400",
         Step("POST", PATH, raw=b"null"),
