@@ -30,23 +30,97 @@ def json_type(value: Any) -> str:
 
 
 def pod_unmarshal_error(pod: dict[str, Any]) -> str | None:
-    """`json: cannot unmarshal ...` for the first pod field of the wrong type among those a
-    template gets wrong: the node selector, a container's image, string lists and mounts."""
+    """`json: cannot unmarshal ...` for the first pod field of the wrong type, in the body's
+    order, among those a template gets wrong: the node selector, PodSpec's scalars,
+    containers (image, string lists, mounts) and volumes."""
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         return None
-    selector = spec.get("nodeSelector")
-    if selector is not None:
-        found = _string_map_error(selector, "PodSpec.spec.nodeSelector")
+    for key, value in spec.items():
+        if value is None:
+            continue  # null leaves a Go field at its zero value
+        found: str | None = None
+        if key == "nodeSelector":
+            found = _string_map_error(value, "PodSpec.spec.nodeSelector")
+        elif key in ("initContainers", "containers"):
+            for container in value if isinstance(value, list) else []:
+                if isinstance(container, dict):
+                    found = found or _container_error(container, f"Container.spec.{key}")
+        elif key == "volumes":
+            found = _volumes_error(value)
+        elif key in _POD_SPEC_SCALARS:
+            found = _scalar_error(value, f"PodSpec.spec.{key}", _POD_SPEC_SCALARS[key])
         if found is not None:
             return found
-    for list_name in ("initContainers", "containers"):
-        containers = spec.get(list_name)
-        for container in containers if isinstance(containers, list) else []:
-            if isinstance(container, dict):
-                found = _container_error(container, f"Container.spec.{list_name}")
-                if found is not None:
-                    return found
+    return None
+
+
+#: PodSpec's scalar fields by Go type (the ones templates set).
+_POD_SPEC_SCALARS = {
+    "schedulerName": "string",
+    "serviceAccountName": "string",
+    "serviceAccount": "string",
+    "nodeName": "string",
+    "hostname": "string",
+    "subdomain": "string",
+    "priorityClassName": "string",
+    "restartPolicy": "v1.RestartPolicy",
+    "dnsPolicy": "v1.DNSPolicy",
+    "hostNetwork": "bool",
+    "hostPID": "bool",
+    "hostIPC": "bool",
+    "automountServiceAccountToken": "bool",
+    "terminationGracePeriodSeconds": "int64",
+    "activeDeadlineSeconds": "int64",
+}
+#: A volume's sources by Go type: each is an object.
+_VOLUME_SOURCES = {
+    "nfs": "v1.NFSVolumeSource",
+    "emptyDir": "v1.EmptyDirVolumeSource",
+    "configMap": "v1.ConfigMapVolumeSource",
+    "secret": "v1.SecretVolumeSource",
+    "hostPath": "v1.HostPathVolumeSource",
+    "persistentVolumeClaim": "v1.PersistentVolumeClaimVolumeSource",
+    "downwardAPI": "v1.DownwardAPIVolumeSource",
+    "projected": "v1.ProjectedVolumeSource",
+}
+
+
+def _scalar_error(value: Any, field: str, go_type: str) -> str | None:
+    """A JSON value that is not of the Go scalar type: strings (and string kinds), bools,
+    int64s (an integral number that fits)."""
+    if go_type == "bool":
+        ok = isinstance(value, bool)
+    elif go_type == "int64":
+        ok = (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and float(value).is_integer()
+            and -(2**63) <= value < 2**63
+        )
+    else:
+        ok = isinstance(value, str)
+    return None if ok else _unmarshal(value, field, go_type)
+
+
+def _volumes_error(volumes: Any) -> str | None:
+    found = _list_error(volumes, "PodSpec.spec.volumes", "[]v1.Volume", "v1.Volume")
+    if found is not None:
+        return found
+    for volume in volumes:
+        for key, value in (volume or {}).items():
+            if value is None:
+                continue
+            if key == "name" and not isinstance(value, str):
+                return _unmarshal(value, "Volume.spec.volumes.name", "string")
+            if key in _VOLUME_SOURCES:
+                field = f"Volume.spec.volumes.VolumeSource.{key}"
+                if not isinstance(value, dict):
+                    return _unmarshal(value, field, _VOLUME_SOURCES[key])
+                name = value.get("name") if key == "configMap" else None
+                if name is not None and not isinstance(name, str):
+                    where = "ConfigMapVolumeSource.spec.volumes.VolumeSource.configMap"
+                    return _unmarshal(name, f"{where}.LocalObjectReference.name", "string")
     return None
 
 
@@ -84,11 +158,18 @@ def _container_error(container: dict[str, Any], field: str) -> str | None:
     if found is not None:
         return found
     for mount in mounts:
-        mount_name = (mount or {}).get("name")
-        if mount_name is not None and not isinstance(mount_name, str):
-            mount_field = "VolumeMount." + field.split(".", 1)[1] + ".volumeMounts.name"
-            return _unmarshal(mount_name, mount_field, "string")
+        for key, go_type in _MOUNT_SCALARS.items():
+            value = (mount or {}).get(key)
+            if value is not None:
+                mount_field = f"VolumeMount.{field.split('.', 1)[1]}.volumeMounts.{key}"
+                found = _scalar_error(value, mount_field, go_type)
+                if found is not None:
+                    return found
     return None
+
+
+#: A volume mount's scalar fields by Go type.
+_MOUNT_SCALARS = {"name": "string", "mountPath": "string", "subPath": "string", "readOnly": "bool"}
 
 
 #: ObjectMeta's scalar fields by Go type: a value of another JSON type is a decode error.

@@ -117,6 +117,9 @@ def _pod_spec(spec: dict[str, Any]) -> list[Cause]:
             causes.append(_required(f"spec.volumes[{i}].name"))
         else:
             names.add(str(name))
+        config_map = volume.get("configMap") if isinstance(volume, dict) else None
+        if isinstance(config_map, dict) and not config_map.get("name"):
+            causes.append(_required(f"spec.volumes[{i}].configMap.name"))
         nfs = volume.get("nfs") if isinstance(volume, dict) else None
         path = nfs.get("path") if isinstance(nfs, dict) else None
         if isinstance(path, str) and path and not path.startswith("/"):

@@ -139,6 +139,23 @@ CASES = [
         "bad-pod-container-name-422",
         post("pods", pod("p", containers=[{"name": "UPPER", "image": IMAGE}])),
     ),
+    # PodSpec's scalars and volumes, decoded as Go does (make fuzz, seed 31).
+    case(
+        "bad-pod-spec-types-400",
+        post("pods", {**pod("p"), "spec": {**pod("p")["spec"], "schedulerName": 1}}),
+        post("pods", {**pod("p"), "spec": {**pod("p")["spec"], "hostNetwork": "true"}}),
+        post(
+            "pods", {**pod("p"), "spec": {**pod("p")["spec"], "volumes": [{"name": "b", "nfs": 1}]}}
+        ),
+        post("pods", {**pod("p"), "spec": {**pod("p")["spec"], "volumes": [1]}}),
+    ),
+    case(
+        "bad-pod-configmap-volume-without-name-422",
+        post(
+            "pods",
+            {**pod("p"), "spec": {**pod("p")["spec"], "volumes": [{"name": "a", "configMap": {}}]}},
+        ),
+    ),
     case(
         "bad-pod-command-not-a-list-400",
         post("pods", pod("p", containers=[{"name": "c", "image": IMAGE, "command": 5}])),
