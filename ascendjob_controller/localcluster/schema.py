@@ -169,8 +169,9 @@ def _item_key(keys: list[str], item: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(fastjson.dumps(item.get(k)) for k in keys)
 
 
-def _type_cause(path: str, value: Any, want: str) -> Cause:
-    got = value if value == "float64" else _type_name(value)
+def _type_cause(path: str, value: Any, want: str, got: str = "") -> Cause:
+    """`got` names the value's type where JSON's name is not the one printed (Go's)."""
+    got = got or _type_name(value)
     shown = path or "body"
     return {
         "reason": "FieldValueTypeInvalid",
@@ -197,7 +198,7 @@ def _validate(
             # A float an integer field refuses: named by its Go type where a format is set,
             # and the number checks below still run, as they do upstream.
             fmt = schema.get("format")
-            causes.append(_type_cause(path, "float64" if fmt else value, fmt or want))
+            causes.append(_type_cause(path, value, fmt or want, "float64" if fmt else ""))
             _validate_number(schema, value, path, path or "body", causes)
             return
         causes.append(_type_cause(path, value, want))

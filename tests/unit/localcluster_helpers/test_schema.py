@@ -445,3 +445,11 @@ def test_a_status_write_does_not_revalidate_an_unchanged_spec(
     sample["status"] = {"conditions": [{"type": "Created", "status": "True"}]}
     assert validate(acjob_schema, sample, stored) == []
     assert fields(validate(acjob_schema, sample)) == ["spec.replicaSpecs.Worker.replicas"]
+
+
+def test_a_string_that_reads_float64_is_still_a_string() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer", "format": "int32"}}}
+    [cause] = validate(schema, {"n": "float64"})
+    assert (
+        cause["message"] == 'Invalid value: "string": n in body must be of type integer: "string"'
+    )
