@@ -15,10 +15,15 @@ Which paths a resource supports is the server's decision, not this module's.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from ascendjob_controller.localcluster.goquote import go_quote
+from ascendjob_controller.localcluster.metadata_rules import (
+    label_value_errors,
+    qualified_name_errors,
+)
 
 
 class SelectorError(ValueError):
@@ -26,65 +31,27 @@ class SelectorError(ValueError):
 
 
 # --- label syntax validation ---------------------------------------------------------------
-
-_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_DNS1123_SUBDOMAIN_RE = re.compile(
-    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
-)
-_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-
-_QUALIFIED_NAME_MSG = (
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end "
-    "with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
-    "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-)
-_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
-    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value', "
-    " or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-)
+# The rules are ObjectMeta's (metadata_rules); a selector joins one key's or value's problems
+# with "; " into one error, as apimachinery's NewRequirement does.
 
 
 def _validate_key(key: str) -> None:
-    prefix, sep, name = key.rpartition("/")
-    problems: list[str] = []
-    if sep:
-        if not prefix:
-            problems.append("prefix part must be non-empty")
-        elif len(prefix) > 253 or not _DNS1123_SUBDOMAIN_RE.match(prefix):
-            problems.append(
-                "prefix part a lowercase RFC 1123 subdomain must consist of lower case "
-                "alphanumeric characters, '-' or '.', and must start and end with an "
-                "alphanumeric character"
-            )
-    if not name:
-        problems.append("name part must be non-empty")
-    else:
-        if len(name) > 63:
-            problems.append("name part must be no more than 63 characters")
-        if not _NAME_RE.match(name):
-            problems.append(_QUALIFIED_NAME_MSG)
+    problems = qualified_name_errors(key)
     if problems:
         raise SelectorError(
-            f"unable to parse requirement: key: Invalid value: {_q(key)}: {'; '.join(problems)}"
+            f"unable to parse requirement: <nil>: Invalid value: {go_quote(key)}: "
+            f"{'; '.join(problems)}"
         )
 
 
-def _validate_value(index: int, value: str) -> None:
-    problems: list[str] = []
-    if len(value) > 63:
-        problems.append("must be no more than 63 characters")
-    if not _VALUE_RE.match(value):
-        problems.append(_VALUE_MSG)
+def _validate_value(key: str, index: int, value: str) -> None:
+    """`index` is the value's place among the requirement's values, sorted (a set's order)."""
+    problems = label_value_errors(value)
     if problems:
         raise SelectorError(
-            f"unable to parse requirement: values[{index}][{value}]: Invalid value: "
-            f"{_q(value)}: {'; '.join(problems)}"
+            f"unable to parse requirement: values[{index}][{key}]: Invalid value: "
+            f"{go_quote(value)}: {'; '.join(problems)}"
         )
-
-
-def _q(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 # --- label selector ------------------------------------------------------------------------
@@ -253,8 +220,8 @@ class _LabelParser:
                     f"an integer: {values[0]!r}"
                 ) from None
         else:
-            for i, v in enumerate(values):
-                _validate_value(i, v)
+            for i, v in enumerate(sorted(set(values))):
+                _validate_value(key, i, v)
         return Requirement(key, op, values)
 
     def single_value(self) -> str:

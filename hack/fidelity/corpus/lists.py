@@ -49,6 +49,14 @@ CASES = [
         get("configmaps?labelSelector=a%3D%3D%3Db"),
     ),
     case(
+        "list-label-selector-bad-key-or-value-400",
+        get("configmaps?labelSelector=-bad%3Dx"),
+        get("configmaps?labelSelector=x%2F%3Dy"),
+        get("configmaps?labelSelector=a%2Fb%2Fc%3Dx"),
+        get("configmaps?labelSelector=a%20in%20(x%2C-y)"),
+        get("configmaps?labelSelector=a%3D" + "b" * 64),
+    ),
+    case(
         "list-field-selectors",
         prep(post("pods", pod("a", restartPolicy="Never"))),
         prep(post("pods", pod("b"))),

@@ -73,9 +73,14 @@ def test_prefixed_keys_and_empty_values() -> None:
         ("app in (a", "found 'end of string'"),
         (",app", "expected: !, identifier, or 'end of string'"),
         ("!app=web", "expected: ',' or 'end of string'"),
-        ("-bad=x", "unable to parse requirement: key: Invalid value"),
-        ("app=-bad-", "values[0][-bad-]: Invalid value"),
-        ("app=" + "x" * 64, "must be no more than 63 characters"),
+        # kube-apiserver v1.37's wording: no path for a key, values[i][key] for a value, the
+        # index its place among the sorted values, lengths in bytes.
+        ("-bad=x", "unable to parse requirement: <nil>: Invalid value"),
+        ("app=-bad-", 'values[0][app]: Invalid value: "-bad-"'),
+        ("app in (x,-y)", 'values[0][app]: Invalid value: "-y"'),
+        ("app=" + "x" * 64, "must be no more than 63 bytes"),
+        ("x/=y", "name part must be non-empty; name part must consist of"),
+        ("a/b/c=x", "a valid label key must consist of"),
         ("Bad_Prefix/x=y", "prefix part"),
         ("v>abc", "must be an integer"),
         ("=x", "expected: !, identifier, or 'end of string'"),
