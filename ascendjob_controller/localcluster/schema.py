@@ -37,12 +37,12 @@ from typing import Any
 
 from ascendjob_controller.localcluster import fastjson
 from ascendjob_controller.localcluster.goquote import go_quote
+from ascendjob_controller.localcluster.typed_fields import JSON_INTEGER_LIMIT
 
 Cause = dict[str, str]
 
 _INT_BOUNDS = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
-#: Floats at or beyond this size are no JSON integers to kube-openapi (2^53).
-_JSON_INTEGER_LIMIT = 2**53
+
 _TOP_LEVEL_META = ("apiVersion", "kind", "metadata")
 
 
@@ -112,7 +112,7 @@ def _matches_type(schema: dict[str, Any], value: Any) -> tuple[bool, str]:
         return got in ("integer", "number"), want
     if want == "integer" and got == "number":
         # kube-openapi takes 1.0 for an integer (IsFloat64AJSONInteger), up to 2^53.
-        return value.is_integer() and abs(value) < _JSON_INTEGER_LIMIT, want
+        return value.is_integer() and abs(value) < JSON_INTEGER_LIMIT, want
     return got == want, want
 
 

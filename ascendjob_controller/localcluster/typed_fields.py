@@ -96,7 +96,7 @@ def _scalar_error(value: Any, field: str, go_type: str) -> str | None:
             isinstance(value, int | float)
             and not isinstance(value, bool)
             and float(value).is_integer()
-            and -(2**63) <= value < 2**63
+            and _fits_int64(value)
         )
     else:
         ok = isinstance(value, str)
@@ -294,6 +294,12 @@ def rfc3339_error(value: str) -> str | None:
 
 #: An integer this large is no float64 either (float() would raise).
 _BEYOND_FLOAT = 2**1024
+#: Floats at or beyond this size are no JSON integers to kube-openapi (IsFloat64AJSONInteger).
+JSON_INTEGER_LIMIT = 2**53
+
+
+def _fits_int64(value: float) -> bool:
+    return -(2**63) <= value < 2**63
 
 
 def go_numbers(value: Any) -> Any:
@@ -304,9 +310,9 @@ def go_numbers(value: Any) -> Any:
     int64 becomes a float: Go reads it as a float64. Returns the same object when it holds
     no such number (the common case)."""
     if isinstance(value, float):
-        return int(value) if value.is_integer() and abs(value) < 2**53 else value
+        return int(value) if value.is_integer() and abs(value) < JSON_INTEGER_LIMIT else value
     if isinstance(value, int) and not isinstance(value, bool):
-        if -(2**63) <= value < 2**63 or abs(value) >= _BEYOND_FLOAT:
+        if _fits_int64(value) or abs(value) >= _BEYOND_FLOAT:
             return value  # (beyond a float64 too: left as it was)
         return float(value)
     if isinstance(value, dict):
