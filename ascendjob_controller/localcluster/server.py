@@ -42,6 +42,7 @@ from ascendjob_controller.localcluster.errors import (
 )
 from ascendjob_controller.localcluster.eventsview import EventsView
 from ascendjob_controller.localcluster.faults import Faults, resource_matches
+from ascendjob_controller.localcluster.gojson_syntax import syntax_error
 from ascendjob_controller.localcluster.registry import Registry
 from ascendjob_controller.localcluster.resources import ResourceType
 from ascendjob_controller.localcluster.store import Entry, Event, dumps
@@ -263,9 +264,13 @@ def _refuse_constant(constant: str) -> Any:
 
 
 def _go_json_error(raw: bytes, err: Exception) -> str:
-    """Go's encoding/json wording of a syntax error (the common cases)."""
+    """Go's encoding/json wording of the error: its scanner's (`gojson_syntax`) for a body it
+    refuses; otherwise (a body only Python refuses) the closest wording for the common cases."""
     if isinstance(err, _GoSyntaxError):
         return str(err)
+    found = syntax_error(raw)
+    if found is not None:
+        return found
     if isinstance(err, _NonFinite):
         if err.constant.startswith("-"):
             return "invalid character 'I' in numeric literal"

@@ -68,6 +68,32 @@ CASES = [
         Step("POST", CM_PATH, raw=_nested(b'{"a":', b"}", 10_000)),
         Step("POST", CM_PATH, raw=_nested(b"[", b"]", 10_000)),
     ),
+    # Go's scanner reads the whole body before decoding it: trailing data, a cut-off body and
+    # every kind of bad byte get its message (found by `make fuzz`, seed 31; gojson_syntax.py).
+    case(
+        "bad-json-syntax-go-scanner-400",
+        *[
+            Step("POST", CM_PATH, raw=raw)
+            for raw in (
+                b'{"apiVersion":"v1","kind":"ConfigMap"} {"extra": true}',
+                b'{"apiVersion":"v1","kind":"ConfigMap"}x',
+                b'{"apiVersion":"v1","kind":"Conf',
+                b'{"apiVersion":"v1","kind" "ConfigMap"}',
+                b'{"apiVersion":"v1" "kind":"ConfigMap"}',
+                b'{"apiVersion":"v1","data":[1 2]}',
+                b'{"apiVersion":"v1","data":tru}',
+                b'{"apiVersion":"v1","data":"\x01"}',
+                b'{"apiVersion":"v1","data":"\\q"}',
+                b'{"apiVersion":"v1","data":"\\u12g4"}',
+                b'{"apiVersion":"v1","data":1.}',
+                b'{"apiVersion":"v1","data":1e+}',
+                b'{"apiVersion":"v1","data":-',
+                b'{"apiVersion":"v1","data":[1,]}',
+                b'{"apiVersion":"v1","data":-Infinity}',
+                b'{"apiVersion":"v1","kind":"ConfigMap"} \xc3\xa9',
+            )
+        ],
+    ),
     case(
         "bad-kind-mismatch-400",
         post("configmaps", {**configmap("c"), "kind": "Secret"}),
