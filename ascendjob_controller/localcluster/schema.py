@@ -37,7 +37,7 @@ from typing import Any
 
 from ascendjob_controller.localcluster import fastjson
 from ascendjob_controller.localcluster.goquote import go_quote
-from ascendjob_controller.localcluster.typed_fields import JSON_INTEGER_LIMIT
+from ascendjob_controller.localcluster.typed_fields import JSON_INTEGER_LIMIT, GoNegativeZero
 
 Cause = dict[str, str]
 
@@ -52,7 +52,7 @@ def _type_name(value: Any) -> str:
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, int):
-        return "integer"
+        return "number" if isinstance(value, GoNegativeZero) else "integer"
     if isinstance(value, float):
         return "number"
     if isinstance(value, str):
@@ -111,7 +111,9 @@ def _matches_type(schema: dict[str, Any], value: Any) -> tuple[bool, str]:
     if want == "number":
         return got in ("integer", "number"), want
     if want == "integer" and got == "number":
-        # kube-openapi takes 1.0 for an integer (IsFloat64AJSONInteger), up to 2^53.
+        # kube-openapi takes 1.0 (and -0) for an integer (IsFloat64AJSONInteger), up to 2^53.
+        if isinstance(value, GoNegativeZero):
+            return True, want
         return value.is_integer() and abs(value) < JSON_INTEGER_LIMIT, want
     return got == want, want
 
@@ -169,9 +171,9 @@ def _item_key(keys: list[str], item: dict[str, Any]) -> tuple[Any, ...]:
     return tuple(fastjson.dumps(item.get(k)) for k in keys)
 
 
-def _type_cause(path: str, value: Any, want: str, got: str = "") -> Cause:
+def _type_cause(path: str, value: Any, want: str, got: str | None = None) -> Cause:
     """`got` names the value's type where JSON's name is not the one printed (Go's)."""
-    got = got or _type_name(value)
+    got = _type_name(value) if got is None else got
     shown = path or "body"
     return {
         "reason": "FieldValueTypeInvalid",
@@ -180,9 +182,41 @@ def _type_cause(path: str, value: Any, want: str, got: str = "") -> Cause:
     }
 
 
+#: The format kube-openapi's type validator gives a Go value (`schemaInfoForType`): what it
+#: prints for a value of the wrong type in a field that has a format.
+_GO_FORMATS: dict[type, str] = {
+    bool: "",
+    dict: "",
+    float: "float64",
+    GoNegativeZero: "float64",
+    int: "int64",
+}
+
+
+def _mismatch(schema: dict[str, Any], value: Any, path: str, want: str) -> Cause:
+    """The type cause for a value `_matches_type` refused.
+
+    Where the schema has a format, kube-openapi names the format instead of the type for
+    any value that is neither a string nor an array, and the value's own Go format with it:
+    `must be of type int32: ""` for a boolean or an object, `"float64"` for a float.
+    """
+    fmt = schema.get("format")
+    if fmt and not isinstance(value, (str, list)) and not schema.get("x-kubernetes-int-or-string"):
+        return _type_cause(path, value, fmt, _GO_FORMATS.get(type(value), ""))
+    return _type_cause(path, value, want)
+
+
 def _validate(
     schema: dict[str, Any], value: Any, path: str, causes: list[Cause], old: Any = _NEW
 ) -> None:
+    """Every cause of `value` against `schema`, as kube-openapi's schema validator finds them.
+
+    Its validators run in a fixed order and each one that applies to the value's kind runs,
+    whether or not an earlier one failed: the type, the quantors (allOf...), the string, the
+    number or the array checks, the enum, then an object's properties. So a value of the wrong
+    type still gets the enum's cause ("Unsupported value: 5"), and a float in an integer field
+    the range checks.
+    """
     if _ratcheted(value, old):
         return
     if value is None:
@@ -194,16 +228,21 @@ def _validate(
         return
     ok, want = _matches_type(schema, value)
     if not ok:
-        if want == "integer" and isinstance(value, float):
-            # A float an integer field refuses: named by its Go type where a format is set,
-            # and the number checks below still run, as they do upstream.
-            fmt = schema.get("format")
-            causes.append(_type_cause(path, value, fmt or want, "float64" if fmt else ""))
-            _validate_number(schema, value, path, path or "body", causes)
-            return
-        causes.append(_type_cause(path, value, want))
-        return  # further checks on a value of the wrong type only add noise
+        causes.append(_mismatch(schema, value, path, want))
+    _validate_quantors(schema, value, path, causes)
+    shown = path or "body"
+    if isinstance(value, str):
+        _validate_string(schema, value, path, shown, causes)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        _validate_number(schema, value, path, shown, causes)
+    elif isinstance(value, list):
+        _validate_array(schema, value, path, shown, causes, old)
+    _validate_enum(schema, value, path, causes)
+    if isinstance(value, dict):
+        _validate_object(schema, value, path, shown, causes, old)
 
+
+def _validate_quantors(schema: dict[str, Any], value: Any, path: str, causes: list[Cause]) -> None:
     for sub in schema.get("allOf") or []:
         _validate(sub, value, path, causes)
     any_of = schema.get("anyOf")
@@ -221,6 +260,8 @@ def _validate(
     if isinstance(not_schema, dict) and _passes(not_schema, value, path):
         causes.append(_invalid("", "", f'"{path}" must not validate the schema (not)'))
 
+
+def _validate_enum(schema: dict[str, Any], value: Any, path: str, causes: list[Cause]) -> None:
     if "enum" in schema and not any(_same(value, e) for e in schema["enum"]):
         supported = ", ".join(
             json.dumps(e) if isinstance(e, str) else json.dumps(json.dumps(e))
@@ -233,16 +274,6 @@ def _validate(
                 "field": path,
             }
         )
-
-    shown = path or "body"
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        _validate_number(schema, value, path, shown, causes)
-    elif isinstance(value, str):
-        _validate_string(schema, value, path, shown, causes)
-    elif isinstance(value, list):
-        _validate_array(schema, value, path, shown, causes, old)
-    elif isinstance(value, dict):
-        _validate_object(schema, value, path, shown, causes, old)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -406,15 +437,14 @@ def _validate_object(
     causes: list[Cause],
     old: Any = _NEW,
 ) -> None:
-    for req in schema.get("required") or []:
-        if req not in value:
-            causes.append(
-                {
-                    "reason": "FieldValueRequired",
-                    "message": "Required value",
-                    "field": _child(path, req),
-                }
-            )
+    """In kube-openapi's order: the property counts, the values under additionalProperties,
+    the declared properties, then the required ones. (Upstream walks the values of each
+    group in Go's random map order; here they go in the body's order.)"""
+    min_props = schema.get("minProperties")
+    if min_props is not None and len(value) < min_props:
+        causes.append(
+            _invalid(path, value, f"{shown} in body should have at least {min_props} properties")
+        )
     max_props = schema.get("maxProperties")
     if max_props is not None and len(value) > max_props:
         causes.append(
@@ -424,21 +454,28 @@ def _validate_object(
                 "field": path,
             }
         )
-    min_props = schema.get("minProperties")
-    if min_props is not None and len(value) < min_props:
-        causes.append(
-            _invalid(path, value, f"{shown} in body should have at least {min_props} properties")
-        )
     props: dict[str, Any] = schema.get("properties") or {}
     additional = schema.get("additionalProperties")
     embedded = bool(schema.get("x-kubernetes-embedded-resource"))
+    declared: list[str] = []
     for key, child in value.items():
         if embedded and key == "metadata":
             continue
         if key in props:
-            _validate(props[key], child, _child(path, key), causes, _old_child(old, key))
+            declared.append(key)
         elif isinstance(additional, dict):
             _validate(additional, child, _child(path, key), causes, _old_child(old, key))
+    for key in declared:
+        _validate(props[key], value[key], _child(path, key), causes, _old_child(old, key))
+    for req in schema.get("required") or []:
+        if req not in value:
+            causes.append(
+                {
+                    "reason": "FieldValueRequired",
+                    "message": "Required value",
+                    "field": _child(path, req),
+                }
+            )
 
 
 # --- pruning -------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ wrong (the node selector, a container's image, command, args and volume mounts).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 #: A container's fields that are lists of strings in Go (`[]string`).
@@ -302,6 +303,19 @@ def _fits_int64(value: float) -> bool:
     return -(2**63) <= value < 2**63
 
 
+class GoNegativeZero(int):
+    """`-0.0` (or `-0e5`) as kube-apiserver's decoder leaves it: a float64 that Go prints as `-0`
+    in a validation message ("Invalid value: -0: ... greater than or equal to 1"). It equals
+    0 and is stored and sent as `0`, which every JSON reader takes for the same number."""
+
+    def __repr__(self) -> str:
+        return "-0"
+
+
+#: The one negative zero `go_numbers` hands out.
+NEGATIVE_ZERO = GoNegativeZero(0)
+
+
 def go_numbers(value: Any) -> Any:
     """`value` with its numbers as kube-apiserver's unstructured decoder leaves them.
 
@@ -310,6 +324,8 @@ def go_numbers(value: Any) -> Any:
     int64 becomes a float: Go reads it as a float64. Returns the same object when it holds
     no such number (the common case)."""
     if isinstance(value, float):
+        if value == 0 and math.copysign(1.0, value) < 0:
+            return NEGATIVE_ZERO
         return int(value) if value.is_integer() and abs(value) < JSON_INTEGER_LIMIT else value
     if isinstance(value, int) and not isinstance(value, bool):
         if _fits_int64(value) or abs(value) >= _BEYOND_FLOAT:

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 import yaml
 
+from ascendjob_controller.localcluster import fastjson
 from ascendjob_controller.localcluster.schema import apply_defaults, prune, validate
-from ascendjob_controller.localcluster.typed_fields import go_numbers
+from ascendjob_controller.localcluster.typed_fields import NEGATIVE_ZERO, go_numbers
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -124,12 +125,23 @@ def test_float_is_not_an_integer_and_bool_is_not_a_number(acjob_schema: dict, sa
 
 @pytest.mark.parametrize(
     ("value", "kept"),
-    [(1e3, 1000), (-0.0, 0), (2.0**53 - 1, 2**53 - 1), (2.0**53, 2.0**53), (2**63, 2.0**63),
-     (-(2**63), -(2**63)), (1.5, 1.5), (True, True)],
+    [(1e3, 1000), (-0.0, NEGATIVE_ZERO), (2.0**53 - 1, 2**53 - 1), (2.0**53, 2.0**53),
+     (2**63, 2.0**63), (-(2**63), -(2**63)), (1.5, 1.5), (True, True)],
 )  # fmt: skip
 def test_numbers_are_what_gos_unstructured_decoder_leaves(value: Any, kept: Any) -> None:
     got = go_numbers({"v": value})["v"]
     assert got == kept and type(got) is type(kept)
+
+
+def test_a_negative_zero_is_printed_as_go_prints_it_and_stored_as_zero() -> None:
+    schema = {"type": "integer", "format": "int64", "minimum": 1}
+    obj = go_numbers({"spec": {"n": -0.0}})
+    causes = validate({"type": "object", "properties": {"spec": {"type": "object",
+                       "properties": {"n": schema}}}}, obj)  # fmt: skip
+    assert [c["message"] for c in causes] == [
+        "Invalid value: -0: spec.n in body should be greater than or equal to 1"
+    ]
+    assert fastjson.dumps(obj) == b'{"spec":{"n":0}}'
 
 
 def test_int_or_string(acjob_schema: dict, sample: dict) -> None:
@@ -453,3 +465,57 @@ def test_a_string_that_reads_float64_is_still_a_string() -> None:
     assert (
         cause["message"] == 'Invalid value: "string": n in body must be of type integer: "string"'
     )
+
+
+# kube-openapi runs every validator that applies to a value's kind, even after its type check
+# failed (each expected message is kube-apiserver v1.37's for the same value).
+_POLICY = {"type": "string", "enum": ["None", "Running", "All"]}
+_REPLICAS = {"type": "integer", "format": "int32", "minimum": 0}
+
+
+@pytest.mark.parametrize(
+    ("schema", "value", "messages"),
+    [
+        (_POLICY, 5, ['Invalid value: "integer": x in body must be of type string: "integer"',
+                      'Unsupported value: 5: supported values: "None", "Running", "All"']),
+        (_POLICY, True, ['Invalid value: "boolean": x in body must be of type string: "boolean"',
+                         'Unsupported value: true: supported values: "None", "Running", "All"']),
+        (_POLICY, ["a", "b"], ['Invalid value: "array": x in body must be of type string: "array"',
+                               'Unsupported value: ["a","b"]: supported values: "None", '
+                               '"Running", "All"']),
+        (_REPLICAS, True, ['Invalid value: "": x in body must be of type int32: ""']),
+        (_REPLICAS, {"a": 1}, ['Invalid value: "": x in body must be of type int32: ""']),
+        (_REPLICAS, "q", ['Invalid value: "string": x in body must be of type integer: "string"']),
+        (_REPLICAS, [1], ['Invalid value: "array": x in body must be of type integer: "array"']),
+        ({"type": "integer", "format": "int64"}, False,
+         ['Invalid value: "": x in body must be of type int64: ""']),
+        ({"type": "integer"}, False,
+         ['Invalid value: "boolean": x in body must be of type integer: "boolean"']),
+    ],
+)  # fmt: skip
+def test_a_value_of_the_wrong_type_gets_every_cause_that_applies(
+    schema: dict[str, Any], value: Any, messages: list[str]
+) -> None:
+    root = {"type": "object", "properties": {"x": schema}}
+    obj = {"x": value}
+    prune(root, obj)
+    assert [c["message"] for c in validate(root, obj)] == messages
+    assert {c["field"] for c in validate(root, obj)} == {"x"}
+
+
+def test_an_object_in_a_string_field_is_pruned_before_its_enum_cause() -> None:
+    root = {"type": "object", "properties": {"x": _POLICY}}
+    obj = {"x": {"a": [1, "b"]}}
+    prune(root, obj)
+    messages = [c["message"] for c in validate(root, obj)]
+    assert messages[1] == 'Unsupported value: {}: supported values: "None", "Running", "All"'
+
+
+def test_a_missing_required_field_comes_after_the_properties_causes() -> None:
+    root = {
+        "type": "object",
+        "required": ["a"],
+        "properties": {"a": {"type": "object"}, "b": {"type": "integer"}},
+    }
+    causes = validate(root, {"b": "x"})
+    assert [c["field"] for c in causes] == ["b", "a"]

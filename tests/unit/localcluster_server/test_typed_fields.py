@@ -95,7 +95,7 @@ def test_rfc3339_error_words_it_as_go(value: str, error: str | None) -> None:
 
 
 def test_go_numbers_turns_integral_floats_into_ints_in_place() -> None:
-    body = {"a": 1.0, "b": [-0.0, 2.5, {"c": 3e3}], "d": "1.0", "e": True}
+    body = {"a": 1.0, "b": [0.0, 2.5, {"c": 3e3}], "d": "1.0", "e": True}
     assert go_numbers(body) is body
     assert body == {"a": 1, "b": [0, 2.5, {"c": 3000}], "d": "1.0", "e": True}
     assert [type(v) for v in (body["a"], body["b"][0], body["b"][2]["c"])] == [int, int, int]
