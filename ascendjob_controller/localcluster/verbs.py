@@ -314,11 +314,11 @@ class Api:
         obj = self.check_body(rt, body)
         meta = obj["metadata"]
         self._place_namespace(rt, namespace, meta)
-        self._new_identity(rt, meta)
+        name_causes = self._new_identity(rt, meta)
         if "status" in rt.subresources and not rt.builtin:
             obj.pop("status", None)
         meta_causes = metadata_causes(meta)
-        warnings = self._validate_custom(rt, obj, field_validation, first=meta_causes)
+        warnings = self._validate_custom(rt, obj, field_validation, first=name_causes + meta_causes)
         if rt is builtin.CRDS and (causes := meta_causes + builtin.validate_crd(obj)):
             raise invalid(rt, meta["name"], causes)
         builtin.decode_defaults(rt, obj)
@@ -346,8 +346,11 @@ class Api:
             self._after_write(rt, entry.obj)
         return Result(entry, 201, warnings)
 
-    def _new_identity(self, rt: ResourceType, meta: dict[str, Any]) -> None:
-        """Name (or a generated one), uid, creationTimestamp, generation of a new object."""
+    def _new_identity(self, rt: ResourceType, meta: dict[str, Any]) -> list[dict[str, str]]:
+        """Name (or a generated one), uid, creationTimestamp, generation of a new object.
+
+        Returns a custom resource's name causes, which its 422 reports with its schema's (a
+        built-in kind's are raised here, with the rest of its metadata's)."""
         if not meta.get("name"):
             if not meta.get("generateName"):
                 cause = {
@@ -357,7 +360,7 @@ class Api:
                 }
                 raise invalid(rt, "", [cause])
             meta["name"] = self._generated_name(rt, meta)
-        self._check_name(rt, meta)
+        name_causes = self._check_name(rt, meta)
         if meta.get("resourceVersion"):
             # kube-apiserver's storage refuses this as an internal error, not a 4xx.
             raise ApiError(500, "", "resourceVersion should not be set on objects to be created")
@@ -367,6 +370,7 @@ class Api:
         meta["creationTimestamp"] = now_rfc3339()
         if builtin.has_generation(rt):
             meta["generation"] = 1
+        return name_causes
 
     def _write(self, rt: ResourceType, manager: str, subresource: str = "") -> managedfields.Write:
         return managedfields.Write(
@@ -848,19 +852,24 @@ class Api:
             )
         meta["namespace"] = namespace
 
-    def _check_name(self, rt: ResourceType, meta: dict[str, Any]) -> None:
-        """The name rules each registry applies (subdomain, label, or RBAC's path segment);
-        a bad name is reported with the rest of the metadata's causes, as ObjectMeta
-        validation does (a good one leaves those to the object's validation)."""
+    def _check_name(self, rt: ResourceType, meta: dict[str, Any]) -> list[dict[str, str]]:
+        """The name rules each registry applies (subdomain, label, or RBAC's path segment) to
+        the generateName (its trailing dash allowed) and the name, as ObjectMeta validation
+        does. A built-in kind's bad name is raised here with the rest of the metadata's causes
+        (a good one leaves those to the object's validation); a custom resource's causes are
+        returned, for the 422 that also lists its schema's."""
         name = meta["name"]
-        message = name_problem(rt, name)
-        if message:
-            cause = {
-                "reason": "FieldValueInvalid",
-                "message": f"Invalid value: {go_quote(name)}: {message}",
-                "field": "metadata.name",
-            }
-            raise invalid(rt, name, [cause, *metadata_causes(meta)])
+        causes: list[dict[str, str]] = []
+        prefix = meta.get("generateName")
+        if isinstance(prefix, str) and prefix:
+            masked = prefix[:-1] + "a" if len(prefix) > 1 and prefix.endswith("-") else prefix
+            if message := name_problem(rt, masked):
+                causes.append(_invalid_name("metadata.generateName", prefix, message))
+        if message := name_problem(rt, name):
+            causes.append(_invalid_name("metadata.name", name, message))
+        if causes and (rt.builtin or not rt.schema):
+            raise invalid(rt, name, [*causes, *metadata_causes(meta)])
+        return causes
 
     def _require_namespace(self, rt: ResourceType, namespace: str, name: str = "") -> None:
         """404 for a missing namespace; 403 (NamespaceLifecycle) for a terminating one."""
@@ -1064,6 +1073,14 @@ def make_matcher(
         return fields is None or fields.matches(obj)
 
     return match
+
+
+def _invalid_name(field: str, value: str, message: str) -> dict[str, str]:
+    return {
+        "reason": "FieldValueInvalid",
+        "message": f"Invalid value: {go_quote(value)}: {message}",
+        "field": field,
+    }
 
 
 def name_problem(rt: ResourceType, name: str) -> str:
