@@ -7,9 +7,11 @@ which is what a client can rely on:
 - uids, object resourceVersions and IPs (cluster IPs, pod IPs): numbered in order of
   appearance; a list's own resourceVersion and continue tokens are opaque (`<list-rv>`);
 - timestamps (RFC 3339, with or without fractions) and Table age cells;
-- names made from generateName, and the random suffix of `kube-api-access-xxxxx`;
+- names made from generateName (also where a message quotes them), and the random suffix
+  of `kube-api-access-xxxxx`;
 - numbers quoted from resourceVersions inside messages ("too old resource version: 1 (456)");
-- the Go version the server was built with (`/version` goVersion).
+- the Go version the server was built with (`/version` goVersion);
+- the order of a 422's causes (`in_cause_order`): kube-openapi's is random.
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ class Normalizer:
 
     def _dict(self, value: dict[str, Any]) -> dict[str, Any]:
         kind = value.get("kind")
+        if kind == "Status":
+            value = in_cause_order(value)
         is_list = isinstance(kind, str) and (kind.endswith(_LIST_KINDS_SUFFIX) or kind == "Table")
         if value.get("type") == "BOOKMARK" and isinstance(value.get("object"), dict):
             # A bookmark's resourceVersion is the server's current one, like a list's.
@@ -103,6 +107,12 @@ class Normalizer:
         for prefix in self.generate_names:
             if value.startswith(prefix) and re.fullmatch(r"[a-z0-9]{5}", value[len(prefix) :]):
                 return prefix + self._placeholder("gen", value)
+            if prefix in value:  # quoted in a message ("Bad_x7k2p" is invalid: ...)
+                value = re.sub(
+                    re.escape(prefix) + r"[a-z0-9]{5}(?![a-z0-9])",
+                    lambda m, p=prefix: p + self._placeholder("gen", m.group(0)),
+                    value,
+                )
         value = _UUID.sub(lambda m: self._placeholder("uid", m.group(0)), value)
         value = _API_ACCESS.sub("kube-api-access-<gen>", value)
         value = _TOO_OLD.sub(r"too old resource version: \1 (<rv>)", value)
@@ -132,6 +142,35 @@ class Normalizer:
                 for i in ages:
                     if i < len(cells) and isinstance(cells[i], str):
                         cells[i] = "<age>"
+
+
+def in_cause_order(status: dict[str, Any]) -> dict[str, Any]:
+    """A 422's causes sorted, and its message rebuilt in that order.
+
+    kube-openapi walks an object's properties in Go's random map order, so the same invalid
+    custom resource lists its schema causes in a different order from one request to the
+    next. Only which causes there are can be compared. The message is rebuilt only when it
+    is exactly the aggregate of the causes (`<Kind> "<name>" is invalid: [field: message,
+    ...]`); any other difference is left for the comparison to show.
+    """
+    details = status.get("details")
+    causes = details.get("causes") if isinstance(details, dict) else None
+    message = status.get("message")
+    if not isinstance(causes, list) or len(causes) < 2 or not isinstance(message, str):
+        return status
+    if not all(isinstance(c, dict) for c in causes):
+        return status
+    head, sep, _ = message.partition(" is invalid: [")
+    listed = ", ".join(f"{c.get('field')}: {c.get('message')}" for c in causes)
+    if not sep or message != f"{head}{sep}{listed}]":
+        return status
+    ordered = sorted(causes, key=lambda c: (str(c.get("field")), str(c.get("message"))))
+    rebuilt = ", ".join(f"{c.get('field')}: {c.get('message')}" for c in ordered)
+    return {
+        **status,
+        "message": f"{head}{sep}{rebuilt}]",
+        "details": {**details, "causes": ordered},
+    }
 
 
 def generate_names(bodies: list[Any]) -> set[str]:
