@@ -7,14 +7,18 @@ servers, leader election and signal handling.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
 import signal
 import socket
 import sys
+import tempfile
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -438,10 +442,10 @@ def _serve(config: Any, client: KubeClient, controller: AscendJobController) -> 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
 
-    tls, authorize = _metrics_security(config, client)
-    servers = health.start_servers(
-        config.metrics_bind_address, config.health_probe_bind_address, checks, tls, authorize
-    )
+    with _metrics_security(config, client) as (tls, authorize):
+        servers = health.start_servers(
+            config.metrics_bind_address, config.health_probe_bind_address, checks, tls, authorize
+        )
     metrics.init_controller_metrics()
     _start_caches(controller)
     elector = _start_leading(config, client, controller, stop, lost_lease)
@@ -480,18 +484,24 @@ def _start_caches(controller: AscendJobController) -> FullCollector:
     return collector
 
 
-def _metrics_security(config: Any, client: KubeClient) -> tuple[tuple[str, str] | None, Any]:
-    """(cert, key) and the authorizer for `--metrics-secure`; (None, None) for plain HTTP."""
-    if not getattr(config, "metrics_secure", False):
-        return None, None
-    import tempfile
-    from pathlib import Path
+@contextlib.contextmanager
+def _metrics_security(
+    config: Any, client: KubeClient
+) -> Iterator[tuple[tuple[str, str] | None, Any]]:
+    """(cert, key) and the authorizer for `--metrics-secure`; (None, None) for plain HTTP.
 
+    A self-signed pair is written to a private temporary directory only for as long as the
+    metrics server takes to load it (its TLS context reads the files once): the private key
+    is not left on disk, nor a directory per start under /tmp.
+    """
+    if not getattr(config, "metrics_secure", False):
+        yield None, None
+        return
     from ascendjob_controller import secure_metrics
 
-    scratch = Path(tempfile.mkdtemp(prefix="ascendjob-metrics-"))
-    cert, key = secure_metrics.serving_certificate(config.metrics_cert_dir, scratch)
-    return (str(cert), str(key)), secure_metrics.Authorizer(client)
+    with tempfile.TemporaryDirectory(prefix="ascendjob-metrics-") as scratch:
+        cert, key = secure_metrics.serving_certificate(config.metrics_cert_dir, Path(scratch))
+        yield (str(cert), str(key)), secure_metrics.Authorizer(client)
 
 
 def _start_leading(

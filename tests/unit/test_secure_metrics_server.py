@@ -64,3 +64,32 @@ def test_a_silent_client_does_not_block_other_scrapes(
     srv, context = server
     with socket.create_connection(("127.0.0.1", srv.port)):  # connects, never says hello
         assert https.get(srv.url + "/metrics", context, "good")[0] == 200
+
+
+def test_the_self_signed_pair_lives_only_while_the_server_loads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`run --metrics-secure` left a directory with a private key under /tmp at every start."""
+    import tempfile
+    from types import SimpleNamespace
+
+    from ascendjob_controller import controller
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    config = SimpleNamespace(metrics_secure=True, metrics_cert_dir=None)
+    with controller._metrics_security(config, client=None) as (tls, authorize):  # type: ignore[arg-type]
+        assert tls is not None and authorize is not None
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(*tls)  # what the metrics server does when it starts
+        assert [p.name[:18] for p in tmp_path.iterdir()] == ["ascendjob-metrics-"]
+    assert not Path(tls[0]).exists() and not Path(tls[1]).exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_plain_metrics_need_no_certificate() -> None:
+    from types import SimpleNamespace
+
+    from ascendjob_controller import controller
+
+    with controller._metrics_security(SimpleNamespace(metrics_secure=False), None) as pair:  # type: ignore[arg-type]
+        assert pair == (None, None)
