@@ -147,8 +147,17 @@ def _container(container: dict[str, Any], path: str, volumes: set[str]) -> list[
         if isinstance(source, dict) and not any(source.get(k) for k in _ENV_SOURCES):
             causes.append(_invalid(f"{path}.env[{i}].valueFrom", "", _ENV_SOURCE_MESSAGE))
     mounts = container.get("volumeMounts")
-    for i, mount in enumerate(mounts if isinstance(mounts, list) else []):
-        mount_name = str((mount or {}).get("name") or "")
+    return causes + _volume_mounts(mounts if isinstance(mounts, list) else [], path, volumes)
+
+
+def _volume_mounts(mounts: list[Any], path: str, volumes: set[str]) -> list[Cause]:
+    """ValidateVolumeMounts' first checks, in its order: the name (given, and a volume's),
+    then the mount path (given, and unique in the container)."""
+    causes: list[Cause] = []
+    seen: set[str] = set()
+    for i, mount in enumerate(mounts):
+        mount = mount if isinstance(mount, dict) else {}
+        mount_name = str(mount.get("name") or "")
         field = f"{path}.volumeMounts[{i}].name"
         if not mount_name:
             causes.append(_required(field))
@@ -160,6 +169,14 @@ def _container(container: dict[str, Any], path: str, volumes: set[str]) -> list[
                     "field": field,
                 }
             )
+        mount_path = str(mount.get("mountPath") or "")
+        if not mount_path:
+            causes.append(_required(f"{path}.volumeMounts[{i}].mountPath"))
+        if mount_path in seen:
+            causes.append(
+                _invalid(f"{path}.volumeMounts[{i}].mountPath", mount_path, "must be unique")
+            )
+        seen.add(mount_path)
     return causes
 
 

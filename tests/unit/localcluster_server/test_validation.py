@@ -20,9 +20,18 @@ def test_pod_needs_containers() -> None:
 
 def test_pod_container_volume_and_mount_names() -> None:
     spec = {
-        "initContainers": [{"name": "init-1", "volumeMounts": [{"name": "ranktable"}]}],
+        "initContainers": [
+            {"name": "init-1", "volumeMounts": [{"name": "ranktable", "mountPath": "/r"}]}
+        ],
         "containers": [
-            {"name": "UPPER", "volumeMounts": [{"name": "nowhere"}, {"mountPath": "/x"}]},
+            {
+                "name": "UPPER",
+                "volumeMounts": [
+                    {"name": "nowhere"},
+                    {"mountPath": "/x"},
+                    {"name": "ranktable", "mountPath": "/x"},
+                ],
+            },
             {"name": "x" * 64},
             {},
         ],
@@ -34,8 +43,10 @@ def test_pod_container_volume_and_mount_names() -> None:
         ("spec.volumes[1].name", "FieldValueRequired"),
         ("spec.containers[0].name", "FieldValueInvalid"),
         ("spec.containers[0].volumeMounts[0].name", "FieldValueNotFound"),
+        ("spec.containers[0].volumeMounts[0].mountPath", "FieldValueRequired"),
         ("spec.containers[0].volumeMounts[1].name", "FieldValueRequired"),
         ("spec.containers[0].volumeMounts[1].name", "FieldValueNotFound"),
+        ("spec.containers[0].volumeMounts[2].mountPath", "FieldValueInvalid"),
         ("spec.containers[1].name", "FieldValueInvalid"),
         ("spec.containers[2].name", "FieldValueRequired"),
     ]
@@ -43,10 +54,15 @@ def test_pod_container_volume_and_mount_names() -> None:
         'Invalid value: "UPPER": a lowercase RFC 1123 label must consist of lower case'
     )
     assert causes[2]["message"] == 'Not found: "nowhere"'
-    assert causes[4]["message"] == 'Not found: ""'
-    assert causes[5]["message"].endswith(": must be no more than 63 characters")
+    assert causes[5]["message"] == 'Not found: ""'
+    # kube-apiserver v1.37's words for a mount path given twice in one container
+    assert causes[6]["message"] == 'Invalid value: "/x": must be unique'
+    assert causes[7]["message"].endswith(": must be no more than 63 characters")
     valid = {
-        "containers": [{"name": "ascend", "volumeMounts": [{"name": "v"}]}, {"name": "a-1"}],
+        "containers": [
+            {"name": "ascend", "volumeMounts": [{"name": "v", "mountPath": "/v"}]},
+            {"name": "a-1", "volumeMounts": [{"name": "v", "mountPath": "/v"}]},
+        ],
         "volumes": [{"name": "v"}],
     }
     assert validation.on_create("Pod", {"spec": valid}) == []
