@@ -314,6 +314,7 @@ class Api:
         obj = self.check_body(rt, body)
         meta = obj["metadata"]
         self._place_namespace(rt, namespace, meta)
+        asked_version = meta.get("resourceVersion")
         name_causes = self._new_identity(rt, meta)
         if "status" in rt.subresources and not rt.builtin:
             obj.pop("status", None)
@@ -332,6 +333,12 @@ class Api:
                 admission.admit_pod(obj, meta["namespace"], self._find_account)
             if rt.builtin and (causes := meta_causes + validation.on_create(rt.kind, obj)):
                 raise invalid(rt, meta["name"], causes)
+            if not dry_run and _stored_version(asked_version):
+                # The storage's own check, after validation and before the name's: an internal
+                # error, not a 4xx (a dry run's storage does not make it).
+                raise ApiError(
+                    500, "", "resourceVersion should not be set on objects to be created"
+                )
             present = self.store.get(rt.group_resource, meta.get("namespace", ""), meta["name"])
             if present is not None:
                 raise already_exists(rt, meta["name"], present.obj["metadata"])
@@ -341,6 +348,9 @@ class Api:
             if dry_run:
                 if rt is builtin.SERVICES:
                     self._release_ip(obj)
+                if isinstance(asked_version, str) and asked_version:
+                    # A dry run's storage copies the object as it is: the version sent stays.
+                    meta["resourceVersion"] = asked_version
                 return Result(Entry(obj, json.dumps(obj).encode()), 201, warnings)
             entry = self.store.write(rt.group_resource, obj, "ADDED")
             self._after_write(rt, entry.obj)
@@ -351,19 +361,20 @@ class Api:
 
         Returns a custom resource's name causes, which its 422 reports with its schema's (a
         built-in kind's are raised here, with the rest of its metadata's)."""
-        if not meta.get("name"):
-            if not meta.get("generateName"):
-                cause = {
-                    "reason": "FieldValueRequired",
-                    "message": "Required value: name or generateName is required",
-                    "field": "metadata.name",
-                }
+        if not meta.get("name") and not meta.get("generateName"):
+            cause = {
+                "reason": "FieldValueRequired",
+                "message": "Required value: name or generateName is required",
+                "field": "metadata.name",
+            }
+            if rt.builtin or not rt.schema:
                 raise invalid(rt, "", [cause])
-            meta["name"] = self._generated_name(rt, meta)
-        name_causes = self._check_name(rt, meta)
-        if meta.get("resourceVersion"):
-            # kube-apiserver's storage refuses this as an internal error, not a 4xx.
-            raise ApiError(500, "", "resourceVersion should not be set on objects to be created")
+            meta["name"] = ""
+            name_causes = [cause]
+        else:
+            if not meta.get("name"):
+                meta["name"] = self._generated_name(rt, meta)
+            name_causes = self._check_name(rt, meta)
         for key in (*_SYSTEM_META, "resourceVersion", "selfLink"):
             meta.pop(key, None)
         meta["uid"] = str(uuid.uuid4())
@@ -1073,6 +1084,19 @@ def make_matcher(
         return fields is None or fields.matches(obj)
 
     return match
+
+
+def _stored_version(version: Any) -> bool:
+    """Whether a create's resourceVersion is one etcd3's store refuses: it parses as a
+    non-zero uint64 (`ObjectResourceVersion`); anything else ("abc", "0") is dropped."""
+    return (
+        isinstance(version, str)
+        and _DIGITS.fullmatch(version) is not None
+        and 0 < int(version) < 2**64
+    )
+
+
+_DIGITS = re.compile(r"[0-9]+")
 
 
 def _invalid_name(field: str, value: str, message: str) -> dict[str, str]:

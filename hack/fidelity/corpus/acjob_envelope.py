@@ -79,6 +79,9 @@ CASES = [
         _bad_everywhere("", generateName="Bad_"),
         _bad_everywhere("c10", labels={"framework": "pytorch", "x": "-bad-"}),
         Step("POST", PATH, {**acjob("c11"), "spec": {"runPolicy": {"backoffLimit": "y"}}}),
+        # (make fuzz, seed 37) no name at all, and a resourceVersion the storage would refuse
+        _bad_everywhere("", resourceVersion="5"),
+        _bad_everywhere("c12", resourceVersion="5"),
     ),
     # Numbers as Go's decoder and kube-openapi see them (make fuzz, seed 31): an integral float
     # is an integer below 2^53 only, an integer literal beyond int64 is a float64, and a format

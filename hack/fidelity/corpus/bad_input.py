@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hack.fidelity.corpus.objects import IMAGE, configmap, pod
 from hack.fidelity.steps import Step, case, ns_path, patch, post, prep, put
 
@@ -14,10 +16,42 @@ def _nested(opening: bytes, closing: bytes, levels: int) -> bytes:
     return head + opening * levels + b"1" + closing * levels + b"}"
 
 
+def _versioned(body: dict[str, Any], version: str) -> dict[str, Any]:
+    return {**body, "metadata": {**body["metadata"], "resourceVersion": version}}
+
+
+def _mounting(name: str, *mounts: dict[str, Any]) -> dict[str, Any]:
+    """A pod with one emptyDir volume `v`, whose container has these volumeMounts."""
+    container = {"name": "c", "image": IMAGE, "volumeMounts": list(mounts)}
+    return pod(name, volumes=[{"name": "v", "emptyDir": {}}], containers=[container])
+
+
 CASES = [
     case(
         "bad-create-with-resource-version-500",
         post("configmaps", {**configmap("c"), "metadata": {"name": "c", "resourceVersion": "5"}}),
+    ),
+    # etcd3's store refuses only a version that parses as a non-zero uint64, after
+    # validation, and a dry run's storage not at all (make fuzz, seed 37).
+    case(
+        "create-resource-version-forms",
+        *[
+            post("configmaps", _versioned(configmap(f"c{i}"), rv))
+            for i, rv in enumerate(("abc", "0", "05", "-1", "+5", "18446744073709551616"))
+        ],
+        post("configmaps?dryRun=All", _versioned(configmap("d"), "5")),
+        post("configmaps?dryRun=All", _versioned(configmap("e"), "abc")),
+        post("pods", _versioned({**pod("p"), "spec": {"containers": []}}, "7")),
+    ),
+    case(
+        "bad-pod-volume-mount-paths-422",
+        post("pods", _mounting("m0", {"name": "v"})),
+        post("pods", _mounting("m1", {"name": "v", "mountPath": ""})),
+        post(
+            "pods",
+            _mounting("m2", {"name": "v", "mountPath": "/a"}, {"name": "v", "mountPath": "/a"}),
+        ),
+        post("pods", _mounting("m3", {"name": "v"}, {"name": "w"})),
     ),
     case(
         "bad-labels-as-string-400",

@@ -31,6 +31,54 @@ def test_create_with_a_resource_version_is_an_internal_error(bare_cluster: Any) 
 
 
 @pytest.mark.parametrize(
+    ("version", "code"),
+    [
+        ("05", 500),
+        ("abc", 201),
+        ("0", 201),
+        ("-1", 201),
+        ("+5", 201),
+        ("18446744073709551616", 201),
+    ],
+)
+def test_only_a_version_etcd_could_hold_is_refused_on_create(
+    bare_cluster: Any, version: str, code: int
+) -> None:
+    """etcd3's store refuses a create whose resourceVersion parses as a non-zero uint64; it
+    drops any other (kube-apiserver v1.37's answers to the same bodies)."""
+    body = {"metadata": {"name": f"rv-{version.encode().hex()}", "resourceVersion": version}}
+    got, status, _ = _post(bare_cluster, "/api/v1/namespaces/default/configmaps", body)
+    assert got == code
+    if code == 201:
+        assert status["metadata"]["resourceVersion"] != version
+
+
+def test_a_dry_run_create_keeps_the_resource_version_it_was_sent(bare_cluster: Any) -> None:
+    """A dry run's storage copies the object without the version check (kube-apiserver v1.37)."""
+    body = {"metadata": {"name": "dry", "resourceVersion": "5"}}
+    path = "/api/v1/namespaces/default/configmaps"
+    code, status, _ = _post(bare_cluster, path, body, "?dryRun=All")
+    assert (code, status["metadata"]["resourceVersion"]) == (201, "5")
+
+
+def test_an_invalid_custom_resource_with_a_resource_version_is_a_422(bare_cluster: Any) -> None:
+    """The storage's check comes after validation, and a create that carries no name has
+    that cause listed with the schema's."""
+    body = {
+        "apiVersion": "mindxdl.gitee.com/v1",
+        "kind": "AscendJob",
+        "metadata": {"resourceVersion": "5", "labels": {"framework": "pytorch"}},
+        "spec": {"replicaSpecs": {"Master": {"replicas": "one"}}},
+    }
+    code, status, _ = _post(bare_cluster, ACJOBS, body)
+    assert (code, status["reason"]) == (422, "Invalid")
+    assert [c["field"] for c in status["details"]["causes"]] == [
+        "metadata.name",
+        "spec.replicaSpecs.Master.replicas",
+    ]
+
+
+@pytest.mark.parametrize(
     ("labels", "word"), [("a=b", "string"), (["a"], "array"), ({"a": 1}, "number")]
 )
 def test_labels_that_are_not_a_string_map_are_a_decode_error(
