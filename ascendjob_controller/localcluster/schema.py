@@ -229,7 +229,8 @@ def _validate(
     ok, want = _matches_type(schema, value)
     if not ok:
         causes.append(_mismatch(schema, value, path, want))
-    _validate_quantors(schema, value, path, causes)
+    if not _QUANTORS.isdisjoint(schema):
+        _validate_quantors(schema, value, path, causes)
     shown = path or "body"
     if isinstance(value, str):
         _validate_string(schema, value, path, shown, causes)
@@ -237,9 +238,14 @@ def _validate(
         _validate_number(schema, value, path, shown, causes)
     elif isinstance(value, list):
         _validate_array(schema, value, path, shown, causes, old)
-    _validate_enum(schema, value, path, causes)
+    if "enum" in schema:
+        _validate_enum(schema, value, path, causes)
     if isinstance(value, dict):
         _validate_object(schema, value, path, shown, causes, old)
+
+
+#: The schema keys `_validate_quantors` reads (most schemas have none of them).
+_QUANTORS = frozenset({"allOf", "anyOf", "oneOf", "not"})
 
 
 def _validate_quantors(schema: dict[str, Any], value: Any, path: str, causes: list[Cause]) -> None:
@@ -262,7 +268,7 @@ def _validate_quantors(schema: dict[str, Any], value: Any, path: str, causes: li
 
 
 def _validate_enum(schema: dict[str, Any], value: Any, path: str, causes: list[Cause]) -> None:
-    if "enum" in schema and not any(_same(value, e) for e in schema["enum"]):
+    if not any(_same(value, e) for e in schema["enum"]):
         supported = ", ".join(
             json.dumps(e) if isinstance(e, str) else json.dumps(json.dumps(e))
             for e in schema["enum"]
