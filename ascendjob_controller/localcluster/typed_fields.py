@@ -11,6 +11,7 @@ wrong (the node selector, a container's image, command, args and volume mounts).
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from typing import Any
 
 #: A container's fields that are lists of strings in Go (`[]string`).
@@ -88,20 +89,48 @@ _VOLUME_SOURCES = {
 
 
 def _scalar_error(value: Any, field: str, go_type: str) -> str | None:
-    """A JSON value that is not of the Go scalar type: strings (and string kinds), bools,
-    int64s (an integral number that fits)."""
+    """A JSON value that is not of the Go scalar type of a built-in kind's field: strings
+    (and string kinds), bools, int64s. Go decodes those from the body's text, where a number
+    with a fraction or an exponent is no int64 even when integral (`30.0`, `1e3`)."""
     if go_type == "bool":
         ok = isinstance(value, bool)
     elif go_type == "int64":
-        ok = (
-            isinstance(value, int | float)
-            and not isinstance(value, bool)
-            and float(value).is_integer()
-            and _fits_int64(value)
-        )
+        ok = type(value) is int and _fits_int64(value)
     else:
         ok = isinstance(value, str)
     return None if ok else _unmarshal(value, field, go_type)
+
+
+def _decoded_int64_error(value: Any, field: str) -> str | None:
+    """An int64 field of a custom resource's metadata, which Go decodes from the already
+    decoded map: any number beyond int64 is a float64 there, and an integral one that fits
+    is taken. A refused number is printed as Go writes that float64."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        number = float(value)
+        if number.is_integer() and _fits_int64(value):
+            return None
+        shown = go_float_text(number)
+        return f"json: cannot unmarshal number {shown} into Go struct field {field} of type int64"
+    return _unmarshal(value, field, "int64")
+
+
+def go_float_text(value: float) -> str:
+    """A float64 as Go's encoding/json writes it: the shortest digits, in plain notation
+    from 1e-6 up to 1e21 (9223372036854775808.0 is `9223372036854776000`), else with an
+    exponent (`1e+21`, `1e-7`)."""
+    if value == 0:
+        return "0"
+    size = abs(value)
+    if size < 1e-6 or size >= 1e21:
+        mantissa, _, exponent = repr(value).partition("e")
+        sign, digits = exponent[0], exponent[1:].lstrip("0") or "0"
+        if sign == "+" and len(digits) < 2:
+            digits = digits.rjust(2, "0")  # strconv writes e+21, and e-7 after Go's clean-up
+        return f"{mantissa}e{sign}{digits}"
+    shortest = Decimal(repr(value))
+    if shortest == shortest.to_integral_value():
+        shortest = shortest.quantize(Decimal(1))
+    return format(shortest, "f")
 
 
 def _volumes_error(volumes: Any) -> str | None:
@@ -196,15 +225,19 @@ _META_MAPS = ("labels", "annotations")
 def _unmarshal(value: Any, field: str, go_type: str) -> str:
     shown = json_type(value)
     if shown == "number" and go_type == "int64":
-        shown = f"number {value}"  # Go names a number that does not fit the integer
+        # Go names the number as the body wrote it; the decoded float is written back the
+        # common way (`30.0`, `1e18`), the best guess without the body's text.
+        literal = repr(value).replace("e+", "e") if isinstance(value, float) else str(value)
+        shown = f"number {literal}"
     return f"json: cannot unmarshal {shown} into Go struct field {field} of type {go_type}"
 
 
-def object_meta_error(meta: dict[str, Any], prefix: str) -> str | None:
+def object_meta_error(meta: dict[str, Any], prefix: str, typed: bool = True) -> str | None:
     """Go's decode error for the first ObjectMeta field of the wrong type, else None.
 
     `prefix` is how Go names the struct's fields: `ObjectMeta.metadata.` inside a built-in
-    kind, `ObjectMeta.` for a custom resource, whose metadata is decoded on its own.
+    kind, `ObjectMeta.` for a custom resource, whose metadata is decoded on its own from the
+    decoded map (`typed` False: its numbers are float64s already, see `_decoded_int64_error`).
     """
     for key, value in meta.items():
         if value is None:
@@ -212,12 +245,14 @@ def object_meta_error(meta: dict[str, Any], prefix: str) -> str | None:
         field = f"{prefix}{key}"
         if key in _META_STRINGS and not isinstance(value, str):
             return _unmarshal(value, field, _META_STRINGS[key])
-        if key in _META_INTS and (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or (isinstance(value, float) and not value.is_integer())
-        ):
-            return _unmarshal(value, field, "int64")
+        if key in _META_INTS:
+            found = (
+                _scalar_error(value, field, "int64")
+                if typed
+                else _decoded_int64_error(value, field)
+            )
+            if found is not None:
+                return found
         if key in _META_TIMES:
             if not isinstance(value, str):
                 return _unmarshal(value, field, "string")

@@ -376,7 +376,8 @@ class Api:
                 meta["name"] = self._generated_name(rt, meta)
             name_causes = self._check_name(rt, meta)
         for key in (*_SYSTEM_META, "resourceVersion", "selfLink"):
-            meta.pop(key, None)
+            if key != "generation" or builtin.has_generation(rt):
+                meta.pop(key, None)  # (a kind without generation keeps the one it was sent)
         meta["uid"] = str(uuid.uuid4())
         meta["creationTimestamp"] = now_rfc3339()
         if builtin.has_generation(rt):
@@ -833,7 +834,7 @@ class Api:
                 "v1.ObjectMeta"
             )
         prefix = "ObjectMeta.metadata." if rt.builtin else "ObjectMeta."
-        unmarshal = object_meta_error(meta, prefix)
+        unmarshal = object_meta_error(meta, prefix, typed=rt.builtin)
         if unmarshal is None and rt.kind == "Pod" and rt.builtin:
             unmarshal = pod_unmarshal_error(obj)
         if unmarshal is not None:

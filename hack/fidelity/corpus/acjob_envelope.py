@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hack.fidelity.corpus.objects import acjob
-from hack.fidelity.steps import Step, acj, case
+from hack.fidelity.corpus.objects import acjob, configmap, pod, service
+from hack.fidelity.steps import Step, acj, case, ns_path
 
 PATH = acj("ascendjobs")
 
@@ -56,6 +56,12 @@ def _bad_everywhere(name: str, **meta: Any) -> Step:
     body["metadata"].update(meta)
     body["spec"]["runPolicy"] = {"backoffLimit": "y"}
     return _post(body)
+
+
+def _generation(path: str, body: dict[str, Any], literal: str) -> Step:
+    """`body` with `metadata.generation` set to this JSON number literal, sent as written."""
+    raw = json.dumps(body).replace('"metadata": {', f'"metadata": {{"generation": {literal}, ', 1)
+    return Step("POST", path, raw=raw.encode())
 
 
 CASES = [
@@ -133,6 +139,34 @@ CASES = [
         ),
     ),
     case("acjob-generation-fraction-400", _post(_meta(generation=1.5))),
+    # ObjectMeta's int64s: a built-in kind's are read from the body's text (no fraction or
+    # exponent, even integral), a custom resource's from its decoded map, where a number
+    # past int64 is a float64 and is named as Go writes it (docs/fuzz.md, seed 37).
+    case(
+        "metadata-int64-forms",
+        *[
+            _generation(PATH, acjob(f"g{i}"), literal)
+            for i, literal in enumerate(
+                (
+                    "9223372036854775807",
+                    "9223372036854775808",
+                    "1e19",
+                    "1e18",
+                    "1.0",
+                    "-9223372036854775809",
+                )
+            )
+        ],
+        *[
+            _generation(ns_path("configmaps"), configmap(f"g{i}"), literal)
+            for i, literal in enumerate(
+                ("9223372036854775807", "9223372036854775808", "1e18", "1.0")
+            )
+        ],
+        # a kind without generation semantics keeps the one it was sent
+        _generation(ns_path("services"), service("s"), "7"),
+        _generation(ns_path("pods"), pod("p"), "7"),
+    ),
     case("acjob-finalizers-number-400", _post(_meta(finalizers=[1]))),
     case("acjob-labels-string-400", _post(_meta(labels="a=b"))),
     case(

@@ -53,6 +53,22 @@ def test_only_a_version_etcd_could_hold_is_refused_on_create(
         assert status["metadata"]["resourceVersion"] != version
 
 
+def test_a_kind_without_generation_keeps_the_one_it_was_sent(bare_cluster: Any) -> None:
+    """kube-apiserver v1.37 stores a ConfigMap's metadata.generation as sent; a kind that
+    tracks spec changes starts at 1 (the fidelity case metadata-int64-forms)."""
+    body = {"metadata": {"name": "gen", "generation": 7}}
+    code, status, _ = _post(bare_cluster, "/api/v1/namespaces/default/configmaps", body)
+    assert (code, status["metadata"]["generation"]) == (201, 7)
+    job = {
+        "apiVersion": "mindxdl.gitee.com/v1",
+        "kind": "AscendJob",
+        "metadata": {"name": "gen", "generation": 7, "labels": {"framework": "pytorch"}},
+        "spec": {"replicaSpecs": {"Master": {"replicas": 1}}},
+    }
+    code, status, _ = _post(bare_cluster, ACJOBS, job)
+    assert (code, status["metadata"]["generation"]) == (201, 1)
+
+
 def test_a_dry_run_create_keeps_the_resource_version_it_was_sent(bare_cluster: Any) -> None:
     """A dry run's storage copies the object without the version check (kube-apiserver v1.37)."""
     body = {"metadata": {"name": "dry", "resourceVersion": "5"}}

@@ -71,7 +71,41 @@ def test_pod_unmarshal_error(pod: dict[str, Any], error: str | None) -> None:
     ],
 )  # fmt: skip
 def test_object_meta_error(meta: dict[str, Any], prefix: str, error: str | None) -> None:
-    assert object_meta_error(meta, prefix) == (None if error is None else f"json: {error}")
+    typed = prefix == "ObjectMeta.metadata."  # a built-in kind's body, decoded from its text
+    got = object_meta_error(meta, prefix, typed=typed)
+    assert got == (None if error is None else f"json: {error}")
+
+
+# kube-apiserver v1.37's answers: a built-in kind decodes ObjectMeta's int64s from the body's
+# text, a custom resource from its decoded map (numbers past int64 are float64s there).
+@pytest.mark.parametrize(
+    ("value", "typed", "shown"),
+    [
+        (2**63, True, "9223372036854775808"),
+        (2**63, False, "9223372036854776000"),
+        (-(2**63) - 1, False, "-9223372036854776000"),
+        (2**64, False, "18446744073709552000"),
+        (1e19, False, "10000000000000000000"),
+        (1e18, True, "1e18"),
+        (1.0, True, "1.0"),
+        (2.5, False, "2.5"),
+        (1e18, False, None),
+        (1.0, False, None),
+        (2**63 - 1, True, None),
+    ],
+)
+def test_an_object_meta_int64_is_decoded_as_go_decodes_it(
+    value: Any, typed: bool, shown: str | None
+) -> None:
+    prefix = "ObjectMeta.metadata." if typed else "ObjectMeta."
+    got = object_meta_error({"generation": value}, prefix, typed=typed)
+    if shown is None:
+        assert got is None
+    else:
+        assert got == (
+            f"json: cannot unmarshal number {shown} into Go struct field {prefix}generation "
+            "of type int64"
+        )
 
 
 LAYOUT = '"2006-01-02T15:04:05Z07:00"'
@@ -125,7 +159,10 @@ def test_go_numbers_turns_integral_floats_into_ints_in_place() -> None:
          "PodSpec.spec.restartPolicy of type v1.RestartPolicy"),
         ({"hostNetwork": "true"}, "cannot unmarshal string into Go struct field "
          "PodSpec.spec.hostNetwork of type bool"),
-        ({"terminationGracePeriodSeconds": 30.0, "activeDeadlineSeconds": 5}, None),
+        ({"terminationGracePeriodSeconds": 30, "activeDeadlineSeconds": 5}, None),
+        # Go reads an int64 from the text: 30.0 is no int64 to it (kube-apiserver v1.37)
+        ({"terminationGracePeriodSeconds": 30.0}, "cannot unmarshal number 30.0 into Go "
+         "struct field PodSpec.spec.terminationGracePeriodSeconds of type int64"),
         ({"volumes": {"name": "a"}}, "cannot unmarshal object into Go struct field "
          "PodSpec.spec.volumes of type []v1.Volume"),
         ({"volumes": [1]}, "cannot unmarshal number into Go struct field PodSpec.spec.volumes "
