@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import secrets
+import shutil
 import sys
 import tempfile
 import time
@@ -54,6 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     cases = [c for c in all_cases() if not args.case or any(s in c.name for s in args.case)]
     workdir = Path(tempfile.mkdtemp(prefix="fidelity-"))
     started: list[ServerProcess] = []
+    pair: Pair | None = None
     try:
         try:
             pair, started = _servers(args, workdir)
@@ -66,4 +68,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for proc in reversed(started):
             proc.stop()
+        if pair is not None:
+            pair.local.close()
+            pair.real.close()
+        shutil.rmtree(workdir, ignore_errors=True)  # the servers' kubeconfigs
     return 0 if share >= args.threshold else 1

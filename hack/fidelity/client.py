@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import json
+import shutil
 import tempfile
 import threading
 import time
@@ -62,6 +63,11 @@ class Server:
         self.session.mount("https://", adapter)
         self.session.mount("http://", adapter)
         urllib3.disable_warnings()
+
+    def close(self) -> None:
+        """Close the session and remove the credentials written for it (a client key)."""
+        self.session.close()
+        shutil.rmtree(self._tmp, ignore_errors=True)
 
     def _file(self, section: dict[str, Any], key: str) -> str | None:
         """A kubeconfig credential as a file path (requests wants files, not data)."""
