@@ -109,8 +109,7 @@ def _decoded_int64_error(value: Any, field: str) -> str | None:
         number = float(value)
         if number.is_integer() and _fits_int64(value):
             return None
-        shown = go_float_text(number)
-        return f"json: cannot unmarshal number {shown} into Go struct field {field} of type int64"
+        return _unmarshal(value, field, "int64", number=go_float_text(number))
     return _unmarshal(value, field, "int64")
 
 
@@ -222,13 +221,15 @@ _META_LISTS = {
 _META_MAPS = ("labels", "annotations")
 
 
-def _unmarshal(value: Any, field: str, go_type: str) -> str:
+def _unmarshal(value: Any, field: str, go_type: str, number: str | None = None) -> str:
+    """Go's UnmarshalTypeError; `number` is how Go wrote a refused number, when known."""
     shown = json_type(value)
     if shown == "number" and go_type == "int64":
         # Go names the number as the body wrote it; the decoded float is written back the
         # common way (`30.0`, `1e18`), the best guess without the body's text.
-        literal = repr(value).replace("e+", "e") if isinstance(value, float) else str(value)
-        shown = f"number {literal}"
+        if number is None:
+            number = repr(value).replace("e+", "e") if isinstance(value, float) else str(value)
+        shown = f"number {number}"
     return f"json: cannot unmarshal {shown} into Go struct field {field} of type {go_type}"
 
 

@@ -50,7 +50,8 @@ _ENV_SOURCE_MESSAGE = (
 )
 
 
-def _invalid(field: str, value: Any, detail: str) -> Cause:
+def invalid_cause(field: str, value: Any, detail: str) -> Cause:
+    """A FieldValueInvalid cause: `Invalid value: <value as Go prints it>: <detail>`."""
     if isinstance(value, str):
         shown = go_quote(value)
     else:
@@ -123,7 +124,9 @@ def _pod_spec(spec: dict[str, Any]) -> list[Cause]:
         nfs = volume.get("nfs") if isinstance(volume, dict) else None
         path = nfs.get("path") if isinstance(nfs, dict) else None
         if isinstance(path, str) and path and not path.startswith("/"):
-            causes.append(_invalid(f"spec.volumes[{i}].nfs.path", path, "must be an absolute path"))
+            causes.append(
+                invalid_cause(f"spec.volumes[{i}].nfs.path", path, "must be an absolute path")
+            )
     for list_name in ("containers", "initContainers"):
         containers = spec.get(list_name)
         for i, container in enumerate(containers if isinstance(containers, list) else []):
@@ -138,14 +141,14 @@ def _container(container: dict[str, Any], path: str, volumes: set[str]) -> list[
     if not name:
         causes.append(_required(f"{path}.name"))
     elif not isinstance(name, str):
-        causes.append(_invalid(f"{path}.name", name, _DNS1123_LABEL_MESSAGE))
+        causes.append(invalid_cause(f"{path}.name", name, _DNS1123_LABEL_MESSAGE))
     elif detail := dns1123_label_error(name):
-        causes.append(_invalid(f"{path}.name", name, detail))
+        causes.append(invalid_cause(f"{path}.name", name, detail))
     env = container.get("env")
     for i, var in enumerate(env if isinstance(env, list) else []):
         source = var.get("valueFrom") if isinstance(var, dict) else None
         if isinstance(source, dict) and not any(source.get(k) for k in _ENV_SOURCES):
-            causes.append(_invalid(f"{path}.env[{i}].valueFrom", "", _ENV_SOURCE_MESSAGE))
+            causes.append(invalid_cause(f"{path}.env[{i}].valueFrom", "", _ENV_SOURCE_MESSAGE))
     mounts = container.get("volumeMounts")
     return causes + _volume_mounts(mounts if isinstance(mounts, list) else [], path, volumes)
 
@@ -174,7 +177,7 @@ def _volume_mounts(mounts: list[Any], path: str, volumes: set[str]) -> list[Caus
             causes.append(_required(f"{path}.volumeMounts[{i}].mountPath"))
         if mount_path in seen:
             causes.append(
-                _invalid(f"{path}.volumeMounts[{i}].mountPath", mount_path, "must be unique")
+                invalid_cause(f"{path}.volumeMounts[{i}].mountPath", mount_path, "must be unique")
             )
         seen.add(mount_path)
     return causes
@@ -189,7 +192,7 @@ def _service_ports(svc: dict[str, Any]) -> list[Cause]:
             value = port.get(field)
             if isinstance(value, int) and not isinstance(value, bool) and not 1 <= value <= 65535:
                 causes.append(
-                    _invalid(
+                    invalid_cause(
                         f"spec.ports[{i}].{field}", value, "must be between 1 and 65535, inclusive"
                     )
                 )
@@ -204,7 +207,7 @@ def _cluster_ips(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
     if spec.get("clusterIP") and spec.get("clusterIP") != (before[0] if before else None):
         after = [spec["clusterIP"], *after[1:]]
     if before and after and after[0] != before[0]:
-        return [_invalid("spec.clusterIPs[0]", after, "may not change once set")]
+        return [invalid_cause("spec.clusterIPs[0]", after, "may not change once set")]
     return []
 
 
@@ -224,7 +227,7 @@ def _config_keys(cm: dict[str, Any]) -> list[Cause]:
     for field in ("data", "binaryData"):
         for key in cm.get(field) or {}:
             if not _CONFIG_KEY.match(key) or len(key) > 253:
-                causes.append(_invalid(f"{field}[{key}]", key, _CONFIG_KEY_MESSAGE))
+                causes.append(invalid_cause(f"{field}[{key}]", key, _CONFIG_KEY_MESSAGE))
     return causes
 
 
@@ -266,7 +269,7 @@ def _immutable_config(old: dict[str, Any], new: dict[str, Any]) -> list[Cause]:
 def _lease(lease: dict[str, Any]) -> list[Cause]:
     duration = (lease.get("spec") or {}).get("leaseDurationSeconds")
     if isinstance(duration, int) and duration <= 0:
-        return [_invalid("spec.leaseDurationSeconds", duration, "must be greater than 0")]
+        return [invalid_cause("spec.leaseDurationSeconds", duration, "must be greater than 0")]
     return []
 
 
@@ -274,7 +277,7 @@ def _namespace_phase(ns: dict[str, Any]) -> list[Cause]:
     phase = (ns.get("status") or {}).get("phase")
     if phase == "Terminating" and not (ns.get("metadata") or {}).get("deletionTimestamp"):
         detail = "may only be 'Active' if `deletionTimestamp` is empty"
-        return [_invalid("status.Phase", phase, detail)]
+        return [invalid_cause("status.Phase", phase, detail)]
     return []
 
 

@@ -876,9 +876,9 @@ class Api:
         if isinstance(prefix, str) and prefix:
             masked = prefix[:-1] + "a" if len(prefix) > 1 and prefix.endswith("-") else prefix
             if message := name_problem(rt, masked):
-                causes.append(_invalid_name("metadata.generateName", prefix, message))
+                causes.append(validation.invalid_cause("metadata.generateName", prefix, message))
         if message := name_problem(rt, name):
-            causes.append(_invalid_name("metadata.name", name, message))
+            causes.append(validation.invalid_cause("metadata.name", name, message))
         if causes and (rt.builtin or not rt.schema):
             raise invalid(rt, name, [*causes, *metadata_causes(meta)])
         return causes
@@ -1098,14 +1098,6 @@ def _stored_version(version: Any) -> bool:
 
 
 _DIGITS = re.compile(r"[0-9]+")
-
-
-def _invalid_name(field: str, value: str, message: str) -> dict[str, str]:
-    return {
-        "reason": "FieldValueInvalid",
-        "message": f"Invalid value: {go_quote(value)}: {message}",
-        "field": field,
-    }
 
 
 def name_problem(rt: ResourceType, name: str) -> str:
