@@ -309,6 +309,9 @@ def default_pod_spec(spec: dict[str, Any], priority: bool = True) -> None:
         spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
         spec.setdefault("priority", 0)
     pods.default_requests(spec)
+    for volume in spec.get("volumes") or []:
+        if isinstance(volume, dict):
+            _default_volume_source(volume)
     for container in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
         if isinstance(container, dict):
             container.setdefault("terminationMessagePath", "/dev/termination-log")
@@ -320,6 +323,21 @@ def default_pod_spec(spec: dict[str, Any], priority: bool = True) -> None:
             for port in container.get("ports") or []:
                 if isinstance(port, dict):
                     port.setdefault("protocol", "TCP")
+
+
+#: A file mode the API server gives a volume's files when the pod does not say (0644).
+DEFAULT_VOLUME_MODE = 420
+
+
+def _default_volume_source(volume: dict[str, Any]) -> None:
+    """The defaults of the volume sources pods commonly use (SetDefaults_*VolumeSource)."""
+    for kind in ("configMap", "secret"):
+        source = volume.get(kind)
+        if isinstance(source, dict):
+            source.setdefault("defaultMode", DEFAULT_VOLUME_MODE)
+    host_path = volume.get("hostPath")
+    if isinstance(host_path, dict):
+        host_path.setdefault("type", "")
 
 
 def default_service_spec(spec: dict[str, Any]) -> None:

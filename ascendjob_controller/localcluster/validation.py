@@ -121,6 +121,7 @@ def _pod_spec(spec: dict[str, Any]) -> list[Cause]:
         config_map = volume.get("configMap") if isinstance(volume, dict) else None
         if isinstance(config_map, dict) and not config_map.get("name"):
             causes.append(_required(f"spec.volumes[{i}].configMap.name"))
+        causes += _host_path(volume.get("hostPath") if isinstance(volume, dict) else None, i)
         nfs = volume.get("nfs") if isinstance(volume, dict) else None
         path = nfs.get("path") if isinstance(nfs, dict) else None
         if isinstance(path, str) and path and not path.startswith("/"):
@@ -133,6 +134,19 @@ def _pod_spec(spec: dict[str, Any]) -> list[Cause]:
             if isinstance(container, dict):
                 causes += _container(container, f"spec.{list_name}[{i}]", names)
     return causes
+
+
+def _host_path(source: Any, index: int) -> list[Cause]:
+    """validateHostPathVolumeSource's path checks: given, and no `..` step in it."""
+    if not isinstance(source, dict):
+        return []
+    field = f"spec.volumes[{index}].hostPath.path"
+    path = source.get("path")
+    if not path:
+        return [_required(field)]
+    if isinstance(path, str) and ".." in path.split("/"):
+        return [invalid_cause(field, path, "must not contain '..'")]
+    return []
 
 
 def _container(container: dict[str, Any], path: str, volumes: set[str]) -> list[Cause]:

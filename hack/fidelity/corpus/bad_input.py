@@ -44,6 +44,27 @@ CASES = [
         post("pods", _versioned({**pod("p"), "spec": {"containers": []}}, "7")),
     ),
     case(
+        "bad-pod-host-path-422",
+        *[
+            post("pods", pod(f"h{i}", volumes=[{"name": "v", "hostPath": source}]))
+            for i, source in enumerate(
+                ({}, {"path": ""}, {"type": "Directory"}, {"path": "/a/../b"}, {"path": "rel/x"})
+            )
+        ],
+        # a valid pod's volume sources, defaulted (the rank table's configMap among them)
+        post(
+            "pods",
+            pod(
+                "d",
+                volumes=[
+                    {"name": "c", "configMap": {"name": "rt"}},
+                    {"name": "s", "secret": {"secretName": "x"}},
+                    {"name": "h", "hostPath": {"path": "/tmp"}},
+                ],
+            ),
+        ),
+    ),
+    case(
         "bad-pod-volume-mount-paths-422",
         post("pods", _mounting("m0", {"name": "v"})),
         post("pods", _mounting("m1", {"name": "v", "mountPath": ""})),

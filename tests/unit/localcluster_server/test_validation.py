@@ -171,3 +171,42 @@ def test_configmap_values_total_at_most_one_mebibyte() -> None:
     )
     grown = {"data": {"a": "x" * (limit + 1)}}
     assert validation.on_update("ConfigMap", {"data": {}}, grown, "")
+
+
+def test_a_host_path_volume_needs_a_path_without_backsteps() -> None:
+    """kube-apiserver v1.37's answers to the same pods (make fuzz, seed 41)."""
+
+    def causes(host_path: dict[str, Any]) -> list[tuple[str, str]]:
+        spec = {"containers": [{"name": "c"}], "volumes": [{"name": "v", "hostPath": host_path}]}
+        return [(c["field"], c["message"]) for c in validation.on_create("Pod", {"spec": spec})]
+
+    required = [("spec.volumes[0].hostPath.path", "Required value")]
+    assert causes({}) == required
+    assert causes({"path": ""}) == required
+    assert causes({"type": "Directory"}) == required
+    assert causes({"path": "/a/../b"}) == [
+        ("spec.volumes[0].hostPath.path", "Invalid value: \"/a/../b\": must not contain '..'")
+    ]
+    assert causes({"path": "rel/x"}) == causes({"path": "/a/..b"}) == []
+
+
+def test_common_volume_sources_are_defaulted_as_the_api_server_does() -> None:
+    """kube-apiserver v1.37 stores these defaults (the fidelity case bad-pod-host-path-422)."""
+    from ascendjob_controller.localcluster.builtin import default_pod_spec
+
+    spec: dict[str, Any] = {
+        "containers": [{"name": "c"}],
+        "volumes": [
+            {"name": "c", "configMap": {"name": "rt"}},
+            {"name": "s", "secret": {"secretName": "x", "defaultMode": 256}},
+            {"name": "h", "hostPath": {"path": "/tmp"}},
+            {"name": "e", "emptyDir": {}},
+        ],
+    }
+    default_pod_spec(spec)
+    assert spec["volumes"] == [
+        {"name": "c", "configMap": {"name": "rt", "defaultMode": 420}},
+        {"name": "s", "secret": {"secretName": "x", "defaultMode": 256}},
+        {"name": "h", "hostPath": {"path": "/tmp", "type": ""}},
+        {"name": "e", "emptyDir": {}},
+    ]
