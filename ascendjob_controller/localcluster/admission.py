@@ -16,6 +16,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from ascendjob_controller.localcluster.builtin import DEFAULT_VOLUME_MODE
 from ascendjob_controller.localcluster.errors import ApiError
 
 TOKEN_MOUNT_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -57,7 +58,7 @@ def token_volume(name: str) -> dict[str, Any]:
                     }
                 },
             ],
-            "defaultMode": 420,
+            "defaultMode": DEFAULT_VOLUME_MODE,
         },
     }
 
