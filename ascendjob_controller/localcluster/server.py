@@ -213,7 +213,8 @@ def parse_body(raw: bytes, content_type: str, kind: str = "") -> Any:
             raise bad_request("invalid JSON patch") from err
         raise bad_request(
             f"the object provided is unrecognized (must be of type {kind}): couldn't get "
-            f"version/kind; json parse error: {_go_json_error(raw, err)} ({excerpt(raw)})"
+            f"version/kind; json parse error: "
+            f"{_go_json_error(raw, err, json_body='yaml' not in content_type)} ({excerpt(raw)})"
         ) from err
 
 
@@ -263,12 +264,13 @@ def _refuse_constant(constant: str) -> Any:
     raise _NonFinite(constant)
 
 
-def _go_json_error(raw: bytes, err: Exception) -> str:
-    """Go's encoding/json wording of the error: its scanner's (`gojson_syntax`) for a body it
-    refuses; otherwise (a body only Python refuses) the closest wording for the common cases."""
+def _go_json_error(raw: bytes, err: Exception, json_body: bool = True) -> str:
+    """Go's encoding/json wording of the error: its scanner's (`gojson_syntax`) for a JSON
+    body it refuses; otherwise (a YAML body, or one only Python refuses) the closest wording
+    for the common cases."""
     if isinstance(err, _GoSyntaxError):
         return str(err)
-    found = syntax_error(raw)
+    found = syntax_error(raw) if json_body else None
     if found is not None:
         return found
     if isinstance(err, _NonFinite):

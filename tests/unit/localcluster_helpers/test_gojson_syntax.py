@@ -90,3 +90,19 @@ def test_nesting_past_go_s_limit_is_an_error() -> None:
 )  # fmt: skip
 def test_a_byte_is_quoted_as_go_quotes_it(byte: int, shown: str) -> None:
     assert quote_char(byte) == shown
+
+
+def test_a_yaml_body_is_not_read_by_the_json_scanner() -> None:
+    """A YAML body's decode error keeps its own wording: the scanner reads JSON only."""
+    from ascendjob_controller.localcluster.errors import ApiError
+    from ascendjob_controller.localcluster.server import parse_body
+
+    raw = b"apiVersion: v1\nkind: ConfigMap\ndata: {a: .nan}\n"
+    with pytest.raises(ApiError) as caught:
+        parse_body(raw, "application/yaml", "ConfigMap")
+    assert "json parse error: invalid character 'N' looking for beginning of value" in str(
+        caught.value.message
+    )
+    with pytest.raises(ApiError) as caught:
+        parse_body(b'{"a":1} x', "application/json", "ConfigMap")
+    assert "invalid character 'x' after top-level value" in str(caught.value.message)
