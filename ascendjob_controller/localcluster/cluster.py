@@ -17,6 +17,7 @@ import yaml
 from ascendjob_controller.localcluster import builtin
 from ascendjob_controller.localcluster.faults import Faults
 from ascendjob_controller.localcluster.gc import GarbageCollector
+from ascendjob_controller.localcluster.goquote import go_json
 from ascendjob_controller.localcluster.registry import Registry
 from ascendjob_controller.localcluster.server import ApiHTTPServer, ServerState
 from ascendjob_controller.localcluster.store import Store
@@ -55,15 +56,7 @@ def with_last_applied(doc: dict[str, Any]) -> dict[str, Any]:
     """
     obj = json.loads(json.dumps(doc))
     obj.setdefault("metadata", {}).setdefault("annotations", {})
-    encoded = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    for char, escape in (
-        ("<", "\\u003c"),
-        (">", "\\u003e"),
-        ("&", "\\u0026"),
-        ("\u2028", "\\u2028"),
-        ("\u2029", "\\u2029"),
-    ):
-        encoded = encoded.replace(char, escape)
+    encoded = go_json(obj)
     obj["metadata"]["annotations"][LAST_APPLIED] = encoded + "\n"
     return obj
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ascendjob_controller.localcluster.goquote import go_quote
 from ascendjob_controller.localcluster.resources import ResourceType
 
 _REASON_BY_CODE: dict[int, str] = {
@@ -135,6 +136,16 @@ def invalid_resource(rt: ResourceType, name: str, causes: list[dict[str, Any]]) 
     details = _details(rt, name)
     details["causes"] = causes
     return ApiError(422, "Invalid", f'{rt.group_resource} "{name}" is invalid: {joined}', details)
+
+
+def strict_patch_invalid(shown: str, unknown: list[str]) -> ApiError:
+    """The 422 of kube-apiserver's patcher for a patch whose result has unknown fields under
+    fieldValidation=Strict: no kind and no name, one cause on the field `patch` quoting
+    `shown` (the strategic patch as Go prints it, else the patched object's JSON)."""
+    listed = ", ".join(f'unknown field "{path}"' for path in unknown)
+    message = f"Invalid value: {go_quote(shown)}: strict decoding error: {listed}"
+    cause = {"reason": "FieldValueInvalid", "message": message, "field": "patch"}
+    return ApiError(422, "Invalid", f' "" is invalid: patch: {message}', {"causes": [cause]})
 
 
 def bad_request(message: str) -> ApiError:

@@ -19,6 +19,7 @@ from typing import Any
 from ascendjob_controller.localcluster import (
     admission,
     builtin,
+    builtin_fields,
     deletion,
     fastjson,
     fieldsets,
@@ -38,9 +39,10 @@ from ascendjob_controller.localcluster.errors import (
     not_found,
     options_invalid,
     stale,
+    strict_patch_invalid,
     unsupported_media_type,
 )
-from ascendjob_controller.localcluster.goquote import go_quote
+from ascendjob_controller.localcluster.goquote import go_json, go_print, go_quote
 from ascendjob_controller.localcluster.metadata_rules import metadata_causes
 from ascendjob_controller.localcluster.registry import Registry
 from ascendjob_controller.localcluster.resources import ResourceType
@@ -131,6 +133,20 @@ def storage_key(rt: ResourceType) -> str:
     if not rt.builtin:
         return f"/registry/{rt.group}/{rt.plural}"
     return f"/registry/{rt.plural}"
+
+
+def _unknown_fields_answer(
+    rt: ResourceType, unknown: list[str], field_validation: str
+) -> list[str]:
+    """What the real server does about the unknown fields it dropped from a body: a 400 under
+    Strict, nothing under Ignore, else one Warning each."""
+    listed = [f'unknown field "{path}"' for path in unknown]
+    if listed and field_validation == "Strict":
+        raise bad_request(
+            f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
+            f"strict decoding error: {', '.join(listed)}"
+        )
+    return [] if field_validation == "Ignore" else listed
 
 
 def _check_finalizers(rt: ResourceType, old: dict[str, Any], new: dict[str, Any]) -> None:
@@ -312,6 +328,8 @@ class Api:
     ) -> Result:
         """POST; `managed` is the managedFields an apply computed (None: an Update entry)."""
         obj = self.check_body(rt, body)
+        # An apply's unknown field is its own error (not modelled); its object is taken as is.
+        pruned = self._prune_builtin(rt, obj, field_validation) if managed is None else []
         meta = obj["metadata"]
         self._place_namespace(rt, namespace, meta)
         asked_version = meta.get("resourceVersion")
@@ -319,7 +337,9 @@ class Api:
         if "status" in rt.subresources and not rt.builtin:
             obj.pop("status", None)
         meta_causes = metadata_causes(meta)
-        warnings = self._validate_custom(rt, obj, field_validation, first=name_causes + meta_causes)
+        warnings = pruned + self._validate_custom(
+            rt, obj, field_validation, first=name_causes + meta_causes
+        )
         if rt is builtin.CRDS and (causes := meta_causes + builtin.validate_crd(obj)):
             raise invalid(rt, meta["name"], causes)
         builtin.decode_defaults(rt, obj)
@@ -504,7 +524,11 @@ class Api:
                 else:
                     if existing is None:
                         raise not_found(rt, name)
+                    strict = field_validation == "Strict"
+                    shown = go_print(patch) if strict and content_type == STRATEGIC_PATCH else None
                     new = self._patched(rt, existing, content_type, patch, status_owned)
+                    if strict and isinstance(new, dict):
+                        self._refuse_unknown_in_patch(rt, new, shown)
             except patching.PatchError as err:
                 raise self.patch_error(rt, name, err, content_type) from err
             if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
@@ -609,6 +633,9 @@ class Api:
         """
         old = existing.obj
         name = old["metadata"]["name"]
+        pruned = (
+            self._prune_builtin(rt, new, field_validation, status_owned) if managed is None else []
+        )
         if subresource == "status" and status_owned:
             obj = new
         elif subresource == "status":
@@ -653,7 +680,7 @@ class Api:
             raise invalid(rt, name, causes)
         obj["apiVersion"] = old.get("apiVersion", rt.group_version)
         obj["kind"] = rt.kind
-        warnings = self._validate_custom(rt, obj, field_validation, old, first=meta_causes)
+        warnings = pruned + self._validate_custom(rt, obj, field_validation, old, first=meta_causes)
         if rt is builtin.CRDS and (causes := builtin.validate_crd(obj)):
             raise invalid(rt, name, causes)
         if builtin.has_generation(rt) and _spec_part(obj) != _spec_part(old):
@@ -934,18 +961,47 @@ class Api:
             causes = schemas.validate(rt.schema, obj, old)
         finally:
             obj["metadata"] = meta
-        if unknown and field_validation == "Strict":
-            listed = ", ".join(f'unknown field "{p}"' for p in unknown)
-            raise bad_request(
-                f'{rt.kind} in version "{rt.version}" cannot be handled as a {rt.kind}: '
-                f"strict decoding error: {listed}"
-            )
+        warnings = _unknown_fields_answer(rt, unknown, field_validation)
         causes = [*(first or ()), *(dict(c) for c in causes)]
         if causes:
             raise invalid(rt, meta.get("name", ""), causes)
-        if field_validation == "Ignore":
+        return warnings
+
+    @staticmethod
+    def _refuse_unknown_in_patch(rt: ResourceType, new: dict[str, Any], shown: str | None) -> None:
+        """Under Strict, the patcher's own 422 for a patch that leaves unknown fields, before
+        anything is decoded or validated. It quotes `shown` (a strategic patch as Go prints
+        it) or the patched object as JSON: in Go's struct order on the real server for a
+        built-in kind, which is not modelled (keys are sorted here, as Go writes a map)."""
+        probe = fastjson.loads(fastjson.dumps(new))
+        if rt.builtin:
+            unknown = builtin_fields.prune_unknown(rt.group_version, rt.kind, probe)
+        elif rt.schema:
+            from ascendjob_controller.localcluster import schema as schemas
+
+            probe.pop("metadata", None)
+            unknown = schemas.prune(rt.schema, probe)
+        else:
+            return
+        if unknown:
+            raise strict_patch_invalid(shown if shown is not None else go_json(new), unknown)
+
+    @staticmethod
+    def _prune_builtin(
+        rt: ResourceType, obj: dict[str, Any], field_validation: str, only_status: bool = False
+    ) -> list[str]:
+        """Drop a built-in kind's unknown fields as its Go decoder does (`builtin_fields.py`):
+        the Warnings to send, or the Strict 400. `only_status`: the rest of `obj` is the
+        stored object, already pruned, so only its status is walked."""
+        if not rt.builtin:
             return []
-        return [f'unknown field "{p}"' for p in unknown]
+        if only_status:
+            unknown = builtin_fields.prune_unknown(
+                rt.group_version, rt.kind, {"status": obj.get("status")}
+            )
+        else:
+            unknown = builtin_fields.prune_unknown(rt.group_version, rt.kind, obj)
+        return _unknown_fields_answer(rt, unknown, field_validation)
 
     def _default_builtin(self, rt: ResourceType, obj: dict[str, Any]) -> None:
         if rt is builtin.PODS:

@@ -21,6 +21,10 @@ from typing import Any
 
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$")
+# A timestamp or resourceVersion inside a longer text: an object quoted as JSON in a message
+# (the patcher's Strict 422 quotes the whole patched object).
+_TIME_IN_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})")
+_RV_IN_QUOTED_JSON = re.compile(r'(resourceVersion\\+":\\+")(\d+)')
 _IPV4 = re.compile(r"^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$")
 _API_ACCESS = re.compile(r"kube-api-access-[a-z0-9]{5}")
 _TOO_OLD = re.compile(r"too old resource version: (\d+) \((\d+)\)")
@@ -114,6 +118,10 @@ class Normalizer:
                     value,
                 )
         value = _UUID.sub(lambda m: self._placeholder("uid", m.group(0)), value)
+        value = _TIME_IN_TEXT.sub("<time>", value)
+        value = _RV_IN_QUOTED_JSON.sub(
+            lambda m: m.group(1) + self._placeholder("rv", m.group(2)), value
+        )
         value = _API_ACCESS.sub("kube-api-access-<gen>", value)
         value = _TOO_OLD.sub(r"too old resource version: \1 (<rv>)", value)
         for pattern in _PRECONDITION_RV:

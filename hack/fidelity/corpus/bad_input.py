@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hack.fidelity.corpus.objects import IMAGE, configmap, pod
+from hack.fidelity.corpus.objects import IMAGE, configmap, core_event, lease, pod, service
 from hack.fidelity.steps import Step, case, ns_path, patch, post, prep, put
 
 CM_PATH = ns_path("configmaps")
@@ -24,6 +24,50 @@ def _mounting(name: str, *mounts: dict[str, Any]) -> dict[str, Any]:
     """A pod with one emptyDir volume `v`, whose container has these volumeMounts."""
     container = {"name": "c", "image": IMAGE, "volumeMounts": list(mounts)}
     return pod(name, volumes=[{"name": "v", "emptyDir": {}}], containers=[container])
+
+
+def _unknown_in_pod(name: str) -> dict[str, Any]:
+    """A pod with unknown fields at several depths (in a list, in a list in a list)."""
+    container = {"name": "c", "image": IMAGE, "imagee": "x", "env": [{"name": "A", "vlue": "1"}]}
+    body = pod(name, containers=[container], nodeSelector={"any": "key"})
+    body["spec"]["字段"] = 1
+    body["metadata"]["labelz"] = {"a": "b"}
+    body["Status"] = {}
+    return body
+
+
+def _unknown_in_service(name: str) -> dict[str, Any]:
+    body = service(name)
+    body["spec"]["ports"] = [{"port": 80, "protocl": "TCP"}]
+    return body
+
+
+def _unknown_in_crd(plural: str) -> dict[str, Any]:
+    """A CRD whose schema has a misspelt keyword in a property (a map of schemas)."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "defualt": {}}
+        },
+    }
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{plural}.fidelity.example.com"},
+        "spec": {
+            "group": "fidelity.example.com",
+            "names": {"plural": plural, "kind": "Gizmo"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": schema},
+                }
+            ],
+        },
+    }
 
 
 CASES = [
@@ -95,6 +139,44 @@ CASES = [
         "bad-unknown-field-strict-400",
         post("pods?fieldValidation=Strict", {**pod("p"), "spec": {**pod("p")["spec"], "bogus": 1}}),
     ),
+    # Every write of a built-in kind decodes its body into the Go struct: the fields it does
+    # not have are dropped and named with their path (builtin_fields.py).
+    case(
+        "unknown-fields-of-built-in-kinds",
+        post("pods", _unknown_in_pod("w"), headers=("Warning",)),
+        post("pods?fieldValidation=Strict", _unknown_in_pod("s")),
+        post("pods?fieldValidation=Ignore", _unknown_in_pod("i"), headers=("Warning",)),
+        patch("pods/w", {"metadata": {"bogus": 1}}, headers=("Warning",)),
+        patch("pods/w", {"metadata": {"bogus": 1}}, "strategic", headers=("Warning",)),
+        # Under Strict a patch gets the patcher's 422, quoting the strategic patch as Go
+        # prints it (a merge patch's result is quoted in Go's struct order: not compared)
+        patch("pods/w?fieldValidation=Strict", {"metadata": {"bogus": 1}}, "strategic"),
+        patch(
+            "pods/w?fieldValidation=Strict",
+            {"metadata": {"labels": {"a": "b"}, "x": [1.5, None, True, "s"]}},
+            "strategic",
+        ),
+        patch("pods/w/status", {"status": {"phaze": "x"}}, headers=("Warning",)),
+        post("configmaps", {**configmap("c"), "extra": {"a": 1}}, headers=("Warning",)),
+        put("configmaps/c", {**configmap("c"), "extra": 2, "Data": {}}, headers=("Warning",)),
+        post("services", _unknown_in_service("svc"), headers=("Warning",), pick=("spec.ports",)),
+        post("leases", {**lease("l"), "spec": {"holder": "x"}}, headers=("Warning",)),
+        post(
+            "events",
+            core_event(
+                "e", involvedObject={"kind": "Pod", "name": "w", "namespace": "{ns}", "x": 1}
+            ),
+            headers=("Warning",),
+            pick=("involvedObject",),
+        ),
+        Step(
+            "POST",
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All",
+            _unknown_in_crd("gizmos{run}"),
+            headers=("Warning",),
+            pick=("spec.versions",),
+        ),
+    ),
     case(
         "bad-json-body-400",
         Step("POST", CM_PATH, raw=b'{"apiVersion": "v1", "kind": "ConfigMap", '),
@@ -104,10 +186,8 @@ CASES = [
         Step("POST", CM_PATH, raw=b""),
     ),
     # Go's scanner takes 10,000 levels (the object itself is one) and refuses the next before
-    # decoding anything; the local cluster decodes deeper documents itself. (That 10,000 are
-    # taken is tests/integration/localcluster/test_bad_input.py's: the local cluster keeps
-    # a built-in object's unknown field, which the real server drops, and its answer would
-    # nest too deep for this runner's decoder.)
+    # decoding anything. At 9,999 the ConfigMap is created without its unknown field `x`,
+    # with a Warning (the local cluster decodes deeper documents itself).
     # A body that is no JSON object, and one behind a byte-order mark: the decode errors
     # summarize such a body in hex (found by `make fuzz`, seed 31).
     case(
@@ -122,6 +202,7 @@ CASES = [
         "bad-json-too-deep-400",
         Step("POST", CM_PATH, raw=_nested(b'{"a":', b"}", 10_000)),
         Step("POST", CM_PATH, raw=_nested(b"[", b"]", 10_000)),
+        Step("POST", CM_PATH, raw=_nested(b'{"a":', b"}", 9_999), headers=("Warning",)),
     ),
     # Go's scanner reads the whole body before decoding it: trailing data, a cut-off body and
     # every kind of bad byte get its message (found by `make fuzz`, seed 31; gojson_syntax.py).

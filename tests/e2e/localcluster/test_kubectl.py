@@ -245,6 +245,27 @@ def test_unknown_field_is_rejected_by_strict_validation(kubectl: Kubectl, ns: st
     assert 'unknown field "spec.notAField"' in out.stderr
 
 
+def test_a_built_in_kinds_unknown_field_is_refused_or_warned_about(
+    kubectl: Kubectl, ns: str
+) -> None:
+    """kubectl asks for Strict by default, and Warn with --validate=warn; the field is
+    dropped as kube-apiserver drops it (builtin_fields.py)."""
+    doc = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "typo"},
+        "data": {"a": "1"},
+        "dta": {"b": "2"},
+    }
+    out = kubectl("apply", "-n", ns, "-f", "-", stdin=yaml.safe_dump(doc), check=False)
+    assert out.returncode != 0
+    assert 'strict decoding error: unknown field "dta"' in out.stderr
+    out = kubectl("apply", "-n", ns, "--validate=warn", "-f", "-", stdin=yaml.safe_dump(doc))
+    assert 'Warning: unknown field "dta"' in out.stderr
+    stored = json.loads(kubectl("get", "configmap", "typo", "-n", ns, "-o", "json").stdout)
+    assert stored["data"] == {"a": "1"} and "dta" not in stored
+
+
 def test_api_resources_lists_short_names(kubectl: Kubectl) -> None:
     out = kubectl("api-resources").stdout
     line = next(row for row in out.splitlines() if row.startswith("ascendjobs"))

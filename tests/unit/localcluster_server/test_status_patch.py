@@ -106,10 +106,11 @@ def test_a_status_patch_reaching_outside_status_changes_only_status() -> None:
 
 SHARING_PATCHES = [
     *((content_type, lambda uid, rv, make=make: make(uid)) for content_type, make in PATCHES),
-    # A value copied out of the spec, then changed inside status: the spec must not see it.
+    # A value copied out of the spec, then changed inside status: the spec must not see it,
+    # nor lose the container fields a ContainerStatus does not have (they are pruned).
     (JSON_PATCH, lambda uid, rv: [
-        {"op": "copy", "from": "/spec/containers/0", "path": "/status/copied"},
-        {"op": "replace", "path": "/status/copied/image", "value": "changed"},
+        {"op": "copy", "from": "/spec/containers", "path": "/status/containerStatuses"},
+        {"op": "replace", "path": "/status/containerStatuses/0/image", "value": "changed"},
     ]),
     (MERGE_PATCH, lambda uid, rv: {"status": {"conditions": [{"type": "Ready"}]},
                                    "metadata": {"resourceVersion": rv}}),

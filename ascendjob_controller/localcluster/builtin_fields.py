@@ -1,0 +1,67 @@
+"""Unknown fields of built-in kinds, dropped as kube-apiserver drops them.
+
+The real server decodes a built-in kind's body into its Go struct: a field the struct does not
+have is lost, and reported with its path (`unknown field "spec.containers[0].bogus"`; a map's
+key is a step like a field's, `properties.spec.bogus`): in a Warning header
+by default, as a 400 `strict decoding error` under `fieldValidation=Strict`, not at all under
+`Ignore`. The fields of each struct come from `builtin_fields.json`, written from the real
+server's OpenAPI v3 document by `hack/gen_builtin_fields.py` (see its docstring for the
+shapes), so the list is the server's own, not a guess.
+
+Custom resources are pruned from their CRD schema instead (`schema.prune`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+TABLE_PATH = Path(__file__).with_name("builtin_fields.json")
+
+
+@functools.cache
+def _table() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(TABLE_PATH.read_text())
+    return loaded
+
+
+def has_table(group_version: str, kind: str) -> bool:
+    return f"{group_version}/{kind}" in _table()["kinds"]
+
+
+def prune_unknown(group_version: str, kind: str, obj: dict[str, Any]) -> list[str]:
+    """Drop from `obj`, in place, every field its kind does not have; their paths, in the
+    order of the document (the order Go's decoder meets them)."""
+    table = _table()
+    root = table["kinds"].get(f"{group_version}/{kind}")
+    if root is None:
+        return []
+    unknown: list[str] = []
+    _prune(obj, root, "", table["types"], unknown)
+    return unknown
+
+
+def _prune(value: Any, shape: Any, path: str, types: dict[str, Any], unknown: list[str]) -> None:
+    """One value against its shape (a pod create walks about 150 values: 30-60 us)."""
+    if shape == 0 or value is None:
+        return
+    if type(shape) is str:
+        if type(value) is dict:
+            fields = types[shape]
+            for key in list(value):
+                where = f"{path}.{key}" if path else key
+                if key not in fields:
+                    del value[key]
+                    unknown.append(where)
+                elif (inner := fields[key]) != 0:
+                    _prune(value[key], inner, where, types, unknown)
+        return
+    how, inner = shape
+    if how == "l" and type(value) is list:
+        for index, item in enumerate(value):
+            _prune(item, inner, f"{path}[{index}]", types, unknown)
+    elif how == "m" and type(value) is dict:
+        for key, item in value.items():
+            _prune(item, inner, f"{path}.{key}", types, unknown)
