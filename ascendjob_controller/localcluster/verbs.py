@@ -340,7 +340,7 @@ class Api:
         warnings = pruned + self._validate_custom(
             rt, obj, field_validation, first=name_causes + meta_causes
         )
-        if rt is builtin.CRDS and (causes := meta_causes + builtin.validate_crd(obj)):
+        if rt is builtin.CRDS and (causes := name_causes + meta_causes + builtin.validate_crd(obj)):
             raise invalid(rt, meta["name"], causes)
         builtin.decode_defaults(rt, obj)
         if managed is None:
@@ -351,7 +351,9 @@ class Api:
             self._require_namespace(rt, meta.get("namespace", ""), meta["name"])
             if rt is builtin.PODS:
                 admission.admit_pod(obj, meta["namespace"], self._find_account)
-            if rt.builtin and (causes := meta_causes + validation.on_create(rt.kind, obj)):
+            if rt.builtin and (
+                causes := name_causes + meta_causes + validation.on_create(rt.kind, obj)
+            ):
                 raise invalid(rt, meta["name"], causes)
             if not dry_run and _stored_version(asked_version):
                 # The storage's own check, after validation and before the name's: an internal
@@ -379,15 +381,16 @@ class Api:
     def _new_identity(self, rt: ResourceType, meta: dict[str, Any]) -> list[dict[str, str]]:
         """Name (or a generated one), uid, creationTimestamp, generation of a new object.
 
-        Returns a custom resource's name causes, which its 422 reports with its schema's (a
-        built-in kind's are raised here, with the rest of its metadata's)."""
+        Returns the name's causes, which the object's 422 reports first: before the rest of
+        its metadata's and a built-in kind's own, or a custom resource's schema's. (A custom
+        resource without a schema has no later check: its causes are raised here.)"""
         if not meta.get("name") and not meta.get("generateName"):
             cause = {
                 "reason": "FieldValueRequired",
                 "message": "Required value: name or generateName is required",
                 "field": "metadata.name",
             }
-            if rt.builtin or not rt.schema:
+            if not rt.builtin and not rt.schema:
                 raise invalid(rt, "", [cause])
             meta["name"] = ""
             name_causes = [cause]
@@ -894,9 +897,7 @@ class Api:
     def _check_name(self, rt: ResourceType, meta: dict[str, Any]) -> list[dict[str, str]]:
         """The name rules each registry applies (subdomain, label, or RBAC's path segment) to
         the generateName (its trailing dash allowed) and the name, as ObjectMeta validation
-        does. A built-in kind's bad name is raised here with the rest of the metadata's causes
-        (a good one leaves those to the object's validation); a custom resource's causes are
-        returned, for the 422 that also lists its schema's."""
+        does. The causes are returned for the object's 422, which lists them first."""
         name = meta["name"]
         causes: list[dict[str, str]] = []
         prefix = meta.get("generateName")
@@ -906,7 +907,7 @@ class Api:
                 causes.append(validation.invalid_cause("metadata.generateName", prefix, message))
         if message := name_problem(rt, name):
             causes.append(validation.invalid_cause("metadata.name", name, message))
-        if causes and (rt.builtin or not rt.schema):
+        if causes and not rt.builtin and not rt.schema:
             raise invalid(rt, name, [*causes, *metadata_causes(meta)])
         return causes
 

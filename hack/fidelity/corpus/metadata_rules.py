@@ -44,6 +44,16 @@ CASES = [
         "labels-with-pod-causes-422",
         post("pods", {**pod("p", labels={"a": "-"}), "spec": BAD_CONTAINER}),
     ),
+    # A built-in kind's bad or missing name is one cause among its others, listed first; a
+    # missing namespace is found before any of them (admission before validation).
+    case(
+        "bad-name-beside-other-causes-422",
+        post("configmaps", {**configmap("", {"bad key!": "v"}), "metadata": {}}),
+        post("configmaps", configmap("Bad_Name", {"bad key!": "v"}, labels={"a": "-"})),
+        post("configmaps", configmap("", {"k": "v"}, generateName="Bad_")),
+        post("pods", {**pod("Bad_Pod"), "spec": BAD_CONTAINER}),
+        Step("POST", "/api/v1/namespaces/missing-{run}/configmaps", configmap("Bad_Name")),
+    ),
     case("quoted-unsupported-katakana-422", _acjob_post(_job(restartPolicy="マスター"))),
     case("quoted-unsupported-control-422", _acjob_post(_job(restartPolicy=CONTROL))),
 ]  # fmt: skip

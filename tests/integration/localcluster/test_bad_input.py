@@ -367,3 +367,15 @@ def test_null_is_an_empty_object_to_a_built_in_kind(bare_cluster: Any) -> None:
     assert status["message"] == (
         'ConfigMap "" is invalid: metadata.name: Required value: name or generateName is required'
     )
+
+
+def test_a_built_in_kinds_bad_name_is_listed_with_its_other_causes(bare_cluster: Any) -> None:
+    """kube-apiserver v1.37 validates the whole object: the name's cause comes first, then the
+    rest of the metadata's, then the kind's own (fidelity: bad-name-beside-other-causes-422)."""
+    body = {"metadata": {"name": "Bad_Name", "labels": {"a": "-"}}, "data": {"bad key!": "v"}}
+    code, status, _ = _post(bare_cluster, "/api/v1/namespaces/default/configmaps", body)
+    assert (code, status["reason"]) == (422, "Invalid")
+    fields = [cause["field"] for cause in status["details"]["causes"]]
+    assert fields == ["metadata.name", "metadata.labels", "data[bad key!]"], status
+    code, status, _ = _post(bare_cluster, "/api/v1/namespaces/missing/configmaps", body)
+    assert (code, status["reason"]) == (404, "NotFound")  # the namespace first
