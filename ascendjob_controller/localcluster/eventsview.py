@@ -14,6 +14,7 @@ from typing import Any
 from ascendjob_controller.localcluster import builtin, eventsapi, managedfields
 from ascendjob_controller.localcluster.deletion import DeleteOptions
 from ascendjob_controller.localcluster.errors import not_found
+from ascendjob_controller.localcluster.goquote import go_print
 from ascendjob_controller.localcluster.resources import ResourceType
 from ascendjob_controller.localcluster.store import Entry, dumps
 from ascendjob_controller.localcluster.verbs import (
@@ -21,6 +22,7 @@ from ascendjob_controller.localcluster.verbs import (
     INTERNAL_MANAGER,
     JSON_PATCH,
     MERGE_PATCH,
+    STRATEGIC_PATCH,
     Api,
     ListResult,
     Result,
@@ -46,13 +48,16 @@ class EventsView:
         self.api = api
         self.store = api.store
 
-    def _result(self, result: Result) -> Result:
+    def _result(self, result: Result, warnings: list[str] | None = None) -> Result:
+        """The core/v1 answer in the events.k8s.io/v1 form; `warnings` come before its own
+        (this API's unknown fields, which the conversion to core/v1 would drop unseen)."""
         answer = result.answer
         if answer is not None and answer.get("kind") == "Status":
             answer = {**answer, "details": {**answer["details"], "group": "events.k8s.io"}}
             details = answer["details"]
             answer["details"] = {k: details[k] for k in ("name", "group", "kind", "uid")}
-        return Result(convert_entry(result.entry), result.code, result.warnings, answer)
+        warned = [*(warnings or ()), *result.warnings]
+        return Result(convert_entry(result.entry), result.code, warned, answer)
 
     def _managed(
         self, old: dict[str, Any] | None, new_form: dict[str, Any], manager: str
@@ -96,10 +101,13 @@ class EventsView:
         manager: str = INTERNAL_MANAGER,
     ) -> Result:
         new_form = self.api.check_body(rt, body)
+        warnings = self.api.prune_builtin(rt, new_form, field_validation)
         managed = self._managed(None, eventsapi.to_new(eventsapi.to_core(new_form)), manager)
         core = eventsapi.to_core(new_form)
-        result = self.api.create(CORE, namespace, core, field_validation, dry_run, manager, managed)
-        return self._result(result)
+        result = self.api.create(
+            CORE, namespace, core, field_validation, dry_run, manager, managed, rt.group_version
+        )
+        return self._result(result, warnings)
 
     def update(
         self,
@@ -113,6 +121,7 @@ class EventsView:
         manager: str = INTERNAL_MANAGER,
     ) -> Result:
         new_form = self.api.check_body(rt, body)
+        warnings = self.api.prune_builtin(rt, new_form, field_validation)
         with self.store.lock:
             existing = self.store.get(CORE.group_resource, namespace, name)
             old = eventsapi.to_new(existing.obj) if existing else None
@@ -122,7 +131,7 @@ class EventsView:
                 CORE, namespace, name, core, subresource, field_validation, dry_run, manager,
                 managed,
             )  # fmt: skip
-        return self._result(result)
+        return self._result(result, warnings)
 
     def patch(
         self,
@@ -148,6 +157,8 @@ class EventsView:
                 field_validation, dry_run, manager, force,
             )  # fmt: skip
             return self._result(result)
+        strict = field_validation == "Strict"
+        shown = go_print(patch) if strict and content_type == STRATEGIC_PATCH else None
         with self.store.lock:
             existing = self.store.get(CORE.group_resource, namespace, name)
             if existing is None:
@@ -163,6 +174,8 @@ class EventsView:
             except patching.PatchError as err:
                 raise self.api.patch_error(rt, name, err, content_type) from err
             new_form = json.loads(json.dumps(new_form))
+            if strict and isinstance(new_form, dict):
+                self.api.refuse_unknown_in_patch(rt, new_form, shown)
             new_form.setdefault("metadata", {})["resourceVersion"] = existing.obj["metadata"][
                 "resourceVersion"
             ]

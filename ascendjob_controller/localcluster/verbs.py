@@ -21,6 +21,7 @@ from ascendjob_controller.localcluster import (
     builtin,
     builtin_fields,
     deletion,
+    event_rules,
     fastjson,
     fieldsets,
     managedfields,
@@ -133,6 +134,17 @@ def storage_key(rt: ResourceType) -> str:
     if not rt.builtin:
         return f"/registry/{rt.group}/{rt.plural}"
     return f"/registry/{rt.plural}"
+
+
+def _create_causes(
+    rt: ResourceType, obj: dict[str, Any], meta_causes: list[dict[str, str]], event_api: str
+) -> list[dict[str, str]]:
+    """A new built-in object's causes: its metadata's first, then its kind's. An Event's are
+    its API's own (event_rules.py: core/v1 does not even check the name)."""
+    if rt is builtin.EVENTS:
+        namespace = obj["metadata"].get("namespace", "")
+        return event_rules.event_causes(obj, namespace, event_api, meta_causes)
+    return meta_causes + validation.on_create(rt.kind, obj)
 
 
 def _unknown_fields_answer(
@@ -325,11 +337,13 @@ class Api:
         dry_run: bool = False,
         manager: str = INTERNAL_MANAGER,
         managed: list[dict[str, Any]] | None = None,
+        event_api: str = "v1",
     ) -> Result:
-        """POST; `managed` is the managedFields an apply computed (None: an Update entry)."""
+        """POST; `managed` is the managedFields an apply computed (None: an Update entry);
+        `event_api`, the API an Event was posted through (its checks differ)."""
         obj = self.check_body(rt, body)
         # An apply's unknown field is its own error (not modelled); its object is taken as is.
-        pruned = self._prune_builtin(rt, obj, field_validation) if managed is None else []
+        pruned = self.prune_builtin(rt, obj, field_validation) if managed is None else []
         meta = obj["metadata"]
         self._place_namespace(rt, namespace, meta)
         asked_version = meta.get("resourceVersion")
@@ -352,7 +366,7 @@ class Api:
             if rt is builtin.PODS:
                 admission.admit_pod(obj, meta["namespace"], self._find_account)
             if rt.builtin and (
-                causes := name_causes + meta_causes + validation.on_create(rt.kind, obj)
+                causes := _create_causes(rt, obj, name_causes + meta_causes, event_api)
             ):
                 raise invalid(rt, meta["name"], causes)
             if not dry_run and _stored_version(asked_version):
@@ -531,7 +545,7 @@ class Api:
                     shown = go_print(patch) if strict and content_type == STRATEGIC_PATCH else None
                     new = self._patched(rt, existing, content_type, patch, status_owned)
                     if strict and isinstance(new, dict):
-                        self._refuse_unknown_in_patch(rt, new, shown)
+                        self.refuse_unknown_in_patch(rt, new, shown)
             except patching.PatchError as err:
                 raise self.patch_error(rt, name, err, content_type) from err
             if not isinstance(new, dict) or not isinstance(new.get("metadata"), dict):
@@ -637,7 +651,7 @@ class Api:
         old = existing.obj
         name = old["metadata"]["name"]
         pruned = (
-            self._prune_builtin(rt, new, field_validation, status_owned) if managed is None else []
+            self.prune_builtin(rt, new, field_validation, status_owned) if managed is None else []
         )
         if subresource == "status" and status_owned:
             obj = new
@@ -969,7 +983,7 @@ class Api:
         return warnings
 
     @staticmethod
-    def _refuse_unknown_in_patch(rt: ResourceType, new: dict[str, Any], shown: str | None) -> None:
+    def refuse_unknown_in_patch(rt: ResourceType, new: dict[str, Any], shown: str | None) -> None:
         """Under Strict, the patcher's own 422 for a patch that leaves unknown fields, before
         anything is decoded or validated. It quotes `shown` (a strategic patch as Go prints
         it) or the patched object as JSON: in Go's struct order on the real server for a
@@ -988,7 +1002,7 @@ class Api:
             raise strict_patch_invalid(shown if shown is not None else go_json(new), unknown)
 
     @staticmethod
-    def _prune_builtin(
+    def prune_builtin(
         rt: ResourceType, obj: dict[str, Any], field_validation: str, only_status: bool = False
     ) -> list[str]:
         """Drop a built-in kind's unknown fields as its Go decoder does (`builtin_fields.py`):
