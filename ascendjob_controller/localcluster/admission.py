@@ -86,7 +86,7 @@ def admit_pod(pod: dict[str, Any], namespace: str, find_account: FindAccount) ->
         spec["imagePullSecrets"] = [
             {"name": s.get("name")} for s in account["imagePullSecrets"] if isinstance(s, dict)
         ]
-    _default_tolerations(spec)
+    default_tolerations(spec)
     # Priority: no PriorityClass is named, so the cluster default (0) applies.
     spec.setdefault("priority", 0)
     spec.setdefault("preemptionPolicy", "PreemptLowerPriority")
@@ -121,7 +121,9 @@ def _mount_token(spec: dict[str, Any]) -> None:
         spec["volumes"] = [*(spec.get("volumes") or []), token_volume(name)]
 
 
-def _default_tolerations(spec: dict[str, Any]) -> None:
+def default_tolerations(spec: dict[str, Any]) -> None:
+    """DefaultTolerationSeconds, which kube-apiserver runs on a pod's creates and updates: a
+    PUT that leaves the defaults out gets them back before the update is checked."""
     tolerations = spec.get("tolerations") or []
     added = []
     for taint in _TAINTS:

@@ -1033,6 +1033,8 @@ class Api:
     ) -> None:
         """Fields a main-resource write may not drop (allocated IPs, CRD status) or change."""
         if rt is builtin.PODS:
+            if isinstance(obj.get("spec"), dict):
+                admission.default_tolerations(obj["spec"])
             if causes := validation.on_update("Pod", old, obj, ""):
                 raise invalid(rt, old["metadata"]["name"], causes)
             old_spec, new_spec = old.get("spec") or {}, obj.get("spec")

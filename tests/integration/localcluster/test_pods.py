@@ -145,3 +145,18 @@ def test_updates_do_not_end_a_grace_period(
     patched = core.patch_namespaced_pod("p", namespace, {"metadata": {"labels": {"a": "b"}}})
     assert patched.metadata.labels == {"a": "b"}
     assert core.read_namespaced_pod("p", namespace).metadata.deletion_timestamp is not None
+
+
+def test_a_put_without_the_default_tolerations_gets_them_back(core: Any, namespace: str) -> None:
+    """DefaultTolerationSeconds admits updates too (kube-apiserver v1.37): a pod written back
+    without the two tolerations it was given is not refused for removing them."""
+    core.create_namespaced_pod(namespace, pod_body("tolerant"))
+    pod = core.api_client.sanitize_for_serialization(
+        core.read_namespaced_pod("tolerant", namespace)
+    )
+    given = pod["spec"].pop("tolerations")
+    assert len(given) == 2
+    pod["metadata"]["labels"] = {"edited": "yes"}
+    updated = core.replace_namespaced_pod("tolerant", namespace, pod)
+    assert [t.key for t in updated.spec.tolerations] == [t["key"] for t in given]
+    assert updated.metadata.labels == {"edited": "yes"}
