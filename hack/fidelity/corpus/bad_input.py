@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from hack.fidelity.corpus.objects import IMAGE, configmap, core_event, lease, pod, service
+from hack.fidelity.corpus.objects import (
+    IMAGE,
+    configmap,
+    core_event,
+    crd,
+    lease,
+    pod,
+    service,
+)
 from hack.fidelity.steps import Step, case, ns_path, patch, post, prep, put
 
 CM_PATH = ns_path("configmaps")
@@ -44,30 +52,8 @@ def _unknown_in_service(name: str) -> dict[str, Any]:
 
 def _unknown_in_crd(plural: str) -> dict[str, Any]:
     """A CRD whose schema has a misspelt keyword in a property (a map of schemas)."""
-    schema = {
-        "type": "object",
-        "properties": {
-            "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "defualt": {}}
-        },
-    }
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": f"{plural}.fidelity.example.com"},
-        "spec": {
-            "group": "fidelity.example.com",
-            "names": {"plural": plural, "kind": "Gizmo"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": schema},
-                }
-            ],
-        },
-    }
+    spec = {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "defualt": {}}
+    return crd(plural, "Gizmo", {"type": "object", "properties": {"spec": spec}})
 
 
 CASES = [

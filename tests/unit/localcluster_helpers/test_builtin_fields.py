@@ -11,6 +11,7 @@ import pytest
 from ascendjob_controller.localcluster import builtin, builtin_fields
 from ascendjob_controller.localcluster.goquote import go_json, go_print
 from ascendjob_controller.localcluster.resources import ResourceType
+from hack.fidelity.corpus import objects as fidelity_objects
 
 
 def _pod() -> dict[str, Any]:
@@ -105,24 +106,7 @@ def test_a_crds_schema_keeps_its_own_keywords_and_any_default() -> None:
             }
         },
     }
-    crd = {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "xs.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"plural": "xs", "kind": "X"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": schema},
-                }
-            ],
-        },
-    }
+    crd = fidelity_objects.crd("xs", "X", schema, group="example.com")
     kept = copy.deepcopy(crd)
     assert (
         builtin_fields.prune_unknown("apiextensions.k8s.io/v1", "CustomResourceDefinition", crd)
