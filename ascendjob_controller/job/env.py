@@ -40,7 +40,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ascendjob_controller.job.memo import BoundedMemo, content_key
 from ascendjob_controller.job.quantity import parse_quantity
 from ascendjob_controller.job.restart import backoff_limit
 from ascendjob_controller.job.types import (
@@ -99,31 +98,11 @@ def _strings(value: Any) -> dict[str, str]:
     return {k: v for k, v in as_dict(value).items() if isinstance(k, str) and isinstance(v, str)}
 
 
-#: Views `parse_job_with_meta` built, by `_view_key`. Each holds references into the job it
-#: was built from (its templates), so a replaced job's spec lives on here until the memo is
-#: emptied: kept small, it costs a few MB at most, and 1,024 live jobs still all hit.
-_VIEWS: BoundedMemo[JobViewWithMeta] = BoundedMemo(1024)
-
-
 def parse_job_with_meta(job: dict[str, Any]) -> JobViewWithMeta:
     """`parse_job` plus metadata; the backoff limit falls back to `fault-retry-times`.
 
-    Same precondition as `parse_job`: the job passed `validation.validate`. The view is
-    remembered by what it is built from (`memo.py`): our own status writes do not change it,
-    so a job's plans after the first reuse it. The view is shared, and read only.
+    Same precondition as `parse_job`: the job passed `validation.validate`.
     """
-    return _VIEWS.get_or_make(_view_key(job), lambda: _parse_job_with_meta(job))
-
-
-def _view_key(job: dict[str, Any]) -> bytes | None:
-    """A digest of all `_parse_job_with_meta` reads: the spec and the metadata but for what
-    every write changes (resourceVersion, managedFields, generation)."""
-    meta = as_dict(job.get("metadata"))
-    read = ("name", "namespace", "uid", "labels", "annotations", "deletionTimestamp")
-    return content_key([*(meta.get(name) for name in read), job.get("spec")])
-
-
-def _parse_job_with_meta(job: dict[str, Any]) -> JobViewWithMeta:
     base = parse_job(job)
     values = {f.name: getattr(base, f.name) for f in fields(JobView)}
     values["backoff_limit"] = backoff_limit(job)

@@ -27,12 +27,14 @@ time.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from ascendjob_controller.job.desired import pod_name
-from ascendjob_controller.job.memo import BoundedMemo, content_key
 from ascendjob_controller.job.quantity import parse_quantity
 from ascendjob_controller.job.types import (
     CLEAN_ALL,
@@ -86,19 +88,39 @@ class Problem:
         return f"{self.reason}: {self.text}"
 
 
-#: Remembered answers of `validate`, by `_memo_key`.
-_MEMO: BoundedMemo[tuple[Problem, ...]] = BoundedMemo(8192)
+#: Remembered answers of `validate`, by `_memo_key`; emptied when full (a few jobs' specs
+#: change at a time, so what matters is holding every live job's, not evicting well).
+_MEMO: dict[bytes, tuple[Problem, ...]] = {}
+MEMO_SIZE = 8192
 
 
 def validate(job: dict[str, Any]) -> list[Problem]:
     """Return every problem found in the job's spec, in a stable order; [] when valid."""
-    return list(_MEMO.get_or_make(_memo_key(job), lambda: tuple(_validate(job))))
+    key = _memo_key(job)
+    if key is not None and (known := _MEMO.get(key)) is not None:
+        return list(known)
+    problems = _validate(job)
+    if key is not None:
+        if len(_MEMO) >= MEMO_SIZE:
+            _MEMO.clear()
+        _MEMO[key] = tuple(problems)
+    return problems
 
 
 def _memo_key(job: dict[str, Any]) -> bytes | None:
-    """A digest of all `_validate` reads: the framework label, the name, the spec."""
-    meta = [dig(job, "metadata", "labels", FRAMEWORK_LABEL), dig(job, "metadata", "name")]
-    return content_key([*meta, job.get("spec")])
+    """A digest of all `_validate` reads (the framework label, the name, the spec); None when
+    orjson cannot encode the spec (ints past 64 bits, non-string keys, nesting past 255
+    levels): then nothing is remembered.
+
+    Exact for anything decoded from JSON. Only values JSON cannot carry would share a key
+    with others (orjson writes NaN as null, a tuple as a list); no API server sends them.
+    """
+    try:
+        meta = [dig(job, "metadata", "labels", FRAMEWORK_LABEL), dig(job, "metadata", "name")]
+        raw = orjson.dumps([*meta, job.get("spec")])
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+    return hashlib.blake2b(raw, digest_size=16).digest()
 
 
 def _validate(job: dict[str, Any]) -> list[Problem]:

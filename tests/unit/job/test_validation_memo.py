@@ -68,7 +68,7 @@ def test_what_orjson_cannot_encode_is_checked_every_time(mocker: MockerFixture) 
     fresh = mocker.spy(v, "_validate")
     assert [p.reason for p in v.validate(body)] == [v.INVALID_REPLICA_SPEC]
     assert [p.reason for p in v.validate(body)] == [v.INVALID_REPLICA_SPEC]
-    assert fresh.call_count == 2 and len(v._MEMO) == 0
+    assert fresh.call_count == 2 and v._MEMO == {}
 
 
 def test_a_known_spec_is_not_checked_again(mocker: MockerFixture) -> None:
@@ -80,7 +80,7 @@ def test_a_known_spec_is_not_checked_again(mocker: MockerFixture) -> None:
 
 
 def test_the_memo_stays_bounded(mocker: MockerFixture) -> None:
-    mocker.patch.object(v._MEMO, "size", 3)
+    mocker.patch.object(v, "MEMO_SIZE", 3)
     for replicas in range(1, 8):
         body = job("pytorch", {"Master": replica(), "Worker": replica(replicas)})
         assert v.validate(body) == v._validate(body)
