@@ -51,12 +51,11 @@ def _prune(value: Any, shape: Any, path: str, types: dict[str, Any], unknown: li
         if type(value) is dict:
             fields = types[shape]
             for key in list(value):
-                where = f"{path}.{key}" if path else key
                 if key not in fields:
                     del value[key]
-                    unknown.append(where)
+                    unknown.append(f"{path}.{key}" if path else key)
                 elif (inner := fields[key]) != 0:
-                    _prune(value[key], inner, where, types, unknown)
+                    _prune(value[key], inner, f"{path}.{key}" if path else key, types, unknown)
         return
     how, inner = shape
     if how == "l" and type(value) is list:
