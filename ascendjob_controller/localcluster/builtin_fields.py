@@ -31,19 +31,24 @@ def has_table(group_version: str, kind: str) -> bool:
     return f"{group_version}/{kind}" in _table()["kinds"]
 
 
-def prune_unknown(group_version: str, kind: str, obj: dict[str, Any]) -> list[str]:
+def prune_unknown(
+    group_version: str, kind: str, obj: dict[str, Any], drop: bool = True
+) -> list[str]:
     """Drop from `obj`, in place, every field its kind does not have; their paths, in the
-    order of the document (the order Go's decoder meets them)."""
+    order of the document (the order Go's decoder meets them). `drop=False` only finds them,
+    leaving `obj` as it is."""
     table = _table()
     root = table["kinds"].get(f"{group_version}/{kind}")
     if root is None:
         return []
     unknown: list[str] = []
-    _prune(obj, root, "", table["types"], unknown)
+    _prune(obj, root, "", table["types"], unknown, drop)
     return unknown
 
 
-def _prune(value: Any, shape: Any, path: str, types: dict[str, Any], unknown: list[str]) -> None:
+def _prune(
+    value: Any, shape: Any, path: str, types: dict[str, Any], unknown: list[str], drop: bool
+) -> None:
     """One value against its shape (a pod create walks about 150 values: 30-60 us)."""
     if shape == 0 or value is None:
         return
@@ -52,15 +57,17 @@ def _prune(value: Any, shape: Any, path: str, types: dict[str, Any], unknown: li
             fields = types[shape]
             for key in list(value):
                 if key not in fields:
-                    del value[key]
+                    if drop:
+                        del value[key]
                     unknown.append(f"{path}.{key}" if path else key)
                 elif (inner := fields[key]) != 0:
-                    _prune(value[key], inner, f"{path}.{key}" if path else key, types, unknown)
+                    where = f"{path}.{key}" if path else key
+                    _prune(value[key], inner, where, types, unknown, drop)
         return
     how, inner = shape
     if how == "l" and type(value) is list:
         for index, item in enumerate(value):
-            _prune(item, inner, f"{path}[{index}]", types, unknown)
+            _prune(item, inner, f"{path}[{index}]", types, unknown, drop)
     elif how == "m" and type(value) is dict:
         for key, item in value.items():
-            _prune(item, inner, f"{path}.{key}", types, unknown)
+            _prune(item, inner, f"{path}.{key}", types, unknown, drop)

@@ -342,7 +342,8 @@ class Api:
         """POST; `managed` is the managedFields an apply computed (None: an Update entry);
         `event_api`, the API an Event was posted through (its checks differ)."""
         obj = self.check_body(rt, body)
-        # An apply's unknown field is its own error (not modelled); its object is taken as is.
+        # `managed` comes with an apply, whose unknown field is its own error (not modelled),
+        # and from the events.k8s.io/v1 view, which prunes the body in its own form.
         pruned = self.prune_builtin(rt, obj, field_validation) if managed is None else []
         meta = obj["metadata"]
         self._place_namespace(rt, namespace, meta)
@@ -988,12 +989,12 @@ class Api:
         anything is decoded or validated. It quotes `shown` (a strategic patch as Go prints
         it) or the patched object as JSON: in Go's struct order on the real server for a
         built-in kind, which is not modelled (keys are sorted here, as Go writes a map)."""
-        probe = fastjson.loads(fastjson.dumps(new))
         if rt.builtin:
-            unknown = builtin_fields.prune_unknown(rt.group_version, rt.kind, probe)
+            unknown = builtin_fields.prune_unknown(rt.group_version, rt.kind, new, drop=False)
         elif rt.schema:
             from ascendjob_controller.localcluster import schema as schemas
 
+            probe = fastjson.loads(fastjson.dumps(new))  # schema.prune only prunes
             probe.pop("metadata", None)
             unknown = schemas.prune(rt.schema, probe)
         else:

@@ -156,3 +156,12 @@ def test_go_json_sorts_keys_and_escapes_as_go() -> None:
     assert go_json({"b": "<&>", "a": ["\u2028", "é"]}) == (
         '{"a":["\\u2028","é"],"b":"\\u003c\\u0026\\u003e"}'
     )
+
+
+def test_finding_without_dropping_leaves_the_object_as_it_was() -> None:
+    pod = _pod()
+    pod["spec"]["containers"][0]["imagee"] = "x"
+    kept = copy.deepcopy(pod)
+    found = builtin_fields.prune_unknown("v1", "Pod", pod, drop=False)
+    assert found == ["spec.containers[0].imagee"]
+    assert pod == kept
