@@ -10,12 +10,14 @@ from hack.fidelity.corpus.objects import (
     core_event,
     crd,
     lease,
+    new_event,
     pod,
     service,
 )
 from hack.fidelity.steps import Step, case, ns_path, patch, post, prep, put
 
 CM_PATH = ns_path("configmaps")
+_NEW_EVENTS = "/apis/events.k8s.io/v1/namespaces/{ns}/events"
 
 
 def _nested(opening: bytes, closing: bytes, levels: int) -> bytes:
@@ -154,6 +156,15 @@ CASES = [
             ),
             headers=("Warning",),
             pick=("involvedObject",),
+        ),
+        # events.k8s.io/v1 is converted to core/v1 for storage: its own fields are checked
+        Step("POST", _NEW_EVENTS, {**new_event("ne"), "notee": "x"}, headers=("Warning",)),
+        Step("POST", _NEW_EVENTS + "?fieldValidation=Strict", {**new_event("ns"), "notee": "x"}),
+        Step(
+            "PATCH",
+            _NEW_EVENTS + "/ne?fieldValidation=Strict",
+            {"regarding": {"bogus": 1}},
+            content_type="application/strategic-merge-patch+json",
         ),
         Step(
             "POST",
