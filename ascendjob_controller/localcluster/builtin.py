@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 import threading
 from typing import Any
 
-from ascendjob_controller.localcluster import pods
+from ascendjob_controller.localcluster import pods, validation
 from ascendjob_controller.localcluster.resources import ResourceType
 
 _STATUS = frozenset({"status"})
@@ -381,6 +382,56 @@ def default_namespace(obj: dict[str, Any]) -> None:
     obj["status"] = {"phase": "Active"}
 
 
+_DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_DNS1035_MESSAGE = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
+    "an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
+    "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+)
+
+
+def _dns1035_errors(value: str) -> str:
+    """apimachinery's IsDNS1035Label problems, joined as the CRD names check joins them."""
+    errors = ["must be no more than 63 characters"] if len(value) > 63 else []
+    if not _DNS1035_LABEL.fullmatch(value):
+        errors.append(_DNS1035_MESSAGE)
+    return ",".join(errors)
+
+
+def _crd_names_causes(names: dict[str, Any]) -> list[dict[str, str]]:
+    """spec.names as kube-apiserver v1.37 checks them: plural, singular, short names and
+    categories are DNS-1035 labels; kind and listKind may have mixed case but are otherwise
+    one too, and may not be the same."""
+    causes: list[dict[str, str]] = []
+
+    def check(field: str, value: Any, mixed_case: bool = False) -> None:
+        if not isinstance(value, str) or not value:
+            return
+        errors = _dns1035_errors(value.lower() if mixed_case else value)
+        if errors:
+            prefix = "may have mixed case, but should otherwise match: " if mixed_case else ""
+            causes.append(validation.invalid_cause(field, value, prefix + errors))
+
+    check("spec.names.plural", names.get("plural"))
+    check("spec.names.singular", names.get("singular"))
+    check("spec.names.kind", names.get("kind"), mixed_case=True)
+    check("spec.names.listKind", names.get("listKind"), mixed_case=True)
+    short = names.get("shortNames")
+    for i, name in enumerate(short if isinstance(short, list) else []):
+        check(f"spec.names.shortNames[{i}]", name)
+    kind = names.get("kind")
+    if isinstance(kind, str) and kind and kind == names.get("listKind"):
+        causes.append(
+            validation.invalid_cause(
+                "spec.names.listKind", kind, "kind and listKind may not be the same"
+            )
+        )
+    categories = names.get("categories")
+    for i, category in enumerate(categories if isinstance(categories, list) else []):
+        check(f"spec.names.categories[{i}]", category)
+    return causes
+
+
 def validate_crd(crd: dict[str, Any]) -> list[dict[str, str]]:
     """The structural checks a CRD needs before it can be served (as Invalid causes)."""
     causes: list[dict[str, str]] = []
@@ -400,6 +451,7 @@ def validate_crd(crd: dict[str, Any]) -> list[dict[str, str]]:
     need(isinstance(group, str) and bool(group), "spec.group")
     need(isinstance(names.get("plural"), str) and bool(names.get("plural")), "spec.names.plural")
     need(isinstance(names.get("kind"), str) and bool(names.get("kind")), "spec.names.kind")
+    causes += _crd_names_causes(names)
     need(
         spec.get("scope") in ("Namespaced", "Cluster"),
         "spec.scope",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hack.fidelity.corpus.objects import acjob, crd
 from hack.fidelity.steps import (
     Step,
@@ -95,6 +97,13 @@ def _schema_swap(plural: str, schema: dict[str, object]) -> Step:
     )
 
 
+def _named(plural: str, **names: object) -> dict[str, Any]:
+    """A Gizmo CRD (example.com) with these spec.names beside the helper's."""
+    body = crd(plural, "Gizmo", {"type": "object"}, group="example.com")
+    body["spec"]["names"].update(names)
+    return body
+
+
 def _widget(name: str, **spec: object) -> dict[str, object]:
     return {
         "apiVersion": "fidelity.example.com/v1",
@@ -172,6 +181,27 @@ CASES = [
             pick=("spec",),
             headers=("Warning",),
         ),
+    ),
+    # spec.names: DNS-1035 labels, kind and listKind in mixed case, and not the same (dry
+    # runs: nothing is created).
+    case(
+        "crd-bad-names-422",
+        *[
+            post(
+                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?dryRun=All",
+                _named(plural, **names),
+                pick=("metadata.name",),
+            )
+            for plural, names in (
+                ("g{run}gizmos", {"singular": "Gizmo"}),
+                ("G{run}gizmos", {}),
+                ("g{run}.gizmos", {}),
+                ("g{run}gizmos", {"kind": "gizmo"}),
+                ("g{run}gizmos", {"listKind": "gizmo list", "shortNames": ["G", "ok"]}),
+                ("g{run}gizmos", {"listKind": "Gizmo", "categories": ["Bad Cat"]}),
+                ("g{run}gizmos", {"singular": "g" * 64}),
+            )
+        ],
     ),
     case(
         "acjob-strict-field-validation-400",
