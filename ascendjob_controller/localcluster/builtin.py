@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import re
 import threading
 from typing import Any
 
@@ -382,22 +381,6 @@ def default_namespace(obj: dict[str, Any]) -> None:
     obj["status"] = {"phase": "Active"}
 
 
-_DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
-_DNS1035_MESSAGE = (
-    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
-    "an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
-    "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
-)
-
-
-def _dns1035_errors(value: str) -> str:
-    """apimachinery's IsDNS1035Label problems, joined as the CRD names check joins them."""
-    errors = ["must be no more than 63 characters"] if len(value) > 63 else []
-    if not _DNS1035_LABEL.fullmatch(value):
-        errors.append(_DNS1035_MESSAGE)
-    return ",".join(errors)
-
-
 def _crd_names_causes(names: dict[str, Any]) -> list[dict[str, str]]:
     """spec.names as kube-apiserver v1.37 checks them: plural, singular, short names and
     categories are DNS-1035 labels; kind and listKind may have mixed case but are otherwise
@@ -407,7 +390,7 @@ def _crd_names_causes(names: dict[str, Any]) -> list[dict[str, str]]:
     def check(field: str, value: Any, mixed_case: bool = False) -> None:
         if not isinstance(value, str) or not value:
             return
-        errors = _dns1035_errors(value.lower() if mixed_case else value)
+        errors = ",".join(validation.dns1035_label_errors(value.lower() if mixed_case else value))
         if errors:
             prefix = "may have mixed case, but should otherwise match: " if mixed_case else ""
             causes.append(validation.invalid_cause(field, value, prefix + errors))

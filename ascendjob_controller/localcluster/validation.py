@@ -42,6 +42,23 @@ def dns1123_label_error(name: str) -> str:
     return "" if _DNS1123_LABEL.match(name) else _DNS1123_LABEL_MESSAGE
 
 
+_DNS1035_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_DNS1035_LABEL_MESSAGE = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
+    "an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or "
+    "'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+)
+
+
+def dns1035_label_errors(name: str) -> list[str]:
+    """apimachinery's IsDNS1035Label: every problem of `name` (a CRD's plural, singular,
+    short names...), [] when it is one."""
+    errors = ["must be no more than 63 characters"] if len(name) > 63 else []
+    if not _DNS1035_LABEL.fullmatch(name):
+        errors.append(_DNS1035_LABEL_MESSAGE)
+    return errors
+
+
 #: An env var's `valueFrom` names exactly one of these (kube-apiserver 1.35+ lists fileKeyRef).
 _ENV_SOURCES = ("fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef")
 _ENV_SOURCE_MESSAGE = (
