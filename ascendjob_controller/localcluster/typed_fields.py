@@ -170,35 +170,64 @@ def _string_map_error(value: Any, field: str) -> str | None:
 
 
 def _container_error(container: dict[str, Any], field: str) -> str | None:
-    image = container.get("image")
-    if image is not None and not isinstance(image, str):
-        return _unmarshal(image, f"{field}.image", "string")
-    for name in _STRING_LISTS:
-        value = container.get(name)
-        found = (
-            None if value is None else _list_error(value, f"{field}.{name}", "[]string", "string")
-        )
+    """The first of a container's fields a template gets wrong, in the body's order (Go
+    decodes and stops at the first): the image, string lists, and the lists of structs
+    (volume mounts, ports, env) with their scalar fields."""
+    for key, value in container.items():
+        if value is None:
+            continue
+        if key == "image":
+            found = (
+                None if isinstance(value, str) else _unmarshal(value, f"{field}.image", "string")
+            )
+        elif key in _STRING_LISTS:
+            found = _list_error(value, f"{field}.{key}", "[]string", "string")
+        elif key in _CONTAINER_STRUCT_LISTS:
+            found = _struct_list_error(value, field, key, *_CONTAINER_STRUCT_LISTS[key])
+        else:
+            found = None
         if found is not None:
             return found
-    mounts = container.get("volumeMounts")
-    if mounts is None:
-        return None
-    found = _list_error(mounts, f"{field}.volumeMounts", "[]v1.VolumeMount", "v1.VolumeMount")
+    return None
+
+
+def _struct_list_error(
+    items: Any, field: str, key: str, struct: str, scalars: dict[str, str]
+) -> str | None:
+    """A container's list of `struct`s: the list, each item an object, each known field of
+    its Go type (a struct-typed field, `_GO_STRUCTS`, must be an object)."""
+    found = _list_error(items, f"{field}.{key}", f"[]v1.{struct}", f"v1.{struct}")
     if found is not None:
         return found
-    for mount in mounts:
-        for key, go_type in _MOUNT_SCALARS.items():
-            value = (mount or {}).get(key)
-            if value is not None:
-                mount_field = f"VolumeMount.{field.split('.', 1)[1]}.volumeMounts.{key}"
-                found = _scalar_error(value, mount_field, go_type)
-                if found is not None:
-                    return found
+    where = f"{struct}.{field.split('.', 1)[1]}.{key}"
+    for item in items:
+        for name, value in (item or {}).items():
+            go_type = scalars.get(name)
+            if value is None or go_type is None:
+                continue
+            if go_type in _GO_STRUCTS:
+                found = (
+                    None
+                    if isinstance(value, dict)
+                    else _unmarshal(value, f"{where}.{name}", go_type)
+                )
+            else:
+                found = _scalar_error(value, f"{where}.{name}", go_type)
+            if found is not None:
+                return found
     return None
 
 
 #: A volume mount's scalar fields by Go type.
 _MOUNT_SCALARS = {"name": "string", "mountPath": "string", "subPath": "string", "readOnly": "bool"}
+#: A container's lists of structs: the struct's Go name, its checked fields by Go type (the
+#: int32 ports are left to validation).
+_GO_STRUCTS = frozenset({"v1.EnvVarSource"})
+_CONTAINER_STRUCT_LISTS: dict[str, tuple[str, dict[str, str]]] = {
+    "volumeMounts": ("VolumeMount", _MOUNT_SCALARS),
+    "ports": ("ContainerPort", {"name": "string", "protocol": "v1.Protocol", "hostIP": "string"}),
+    "env": ("EnvVar", {"name": "string", "value": "string", "valueFrom": "v1.EnvVarSource"}),
+}
 
 
 #: ObjectMeta's scalar fields by Go type: a value of another JSON type is a decode error.

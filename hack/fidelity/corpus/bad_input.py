@@ -96,6 +96,24 @@ CASES = [
             ),
         ),
     ),
+    # A container's ports and env decoded as Go decodes them (make fuzz, seed 43: a job
+    # Succeeded here and failed there on a port name that was an object).
+    case(
+        "bad-pod-container-ports-and-env-400",
+        *[
+            post("pods", pod(f"c{i}", containers=[{"name": "c", "image": IMAGE, **fields}]))
+            for i, fields in enumerate(
+                (
+                    {"ports": [{"name": {}, "containerPort": 80}]},
+                    {"ports": [{"containerPort": 80, "protocol": 5}]},
+                    {"ports": "x"},
+                    {"env": [{"name": "A", "valueFrom": 1}]},
+                    {"env": [{"name": "A", "value": 3}]},
+                    {"volumeMounts": [{"name": "v", "mountPath": 1}], "env": [{"name": 1}]},
+                )
+            )
+        ],
+    ),
     case(
         "bad-pod-volume-mount-paths-422",
         post("pods", _mounting("m0", {"name": "v"})),

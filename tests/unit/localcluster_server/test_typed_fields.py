@@ -152,6 +152,17 @@ def test_go_numbers_turns_integral_floats_into_ints_in_place() -> None:
         ({"containers": [{"volumeMounts": [{"name": 5}]}]}, "cannot unmarshal number into Go "
          "struct field VolumeMount.spec.containers.volumeMounts.name of type string"),
         ({"nodeSelector": {"a": "b"}, "containers": [{"image": "i", "volumeMounts": [{}]}]}, None),
+        # ports and env, and a container's fields in the body's order (make fuzz, seed 43)
+        ({"containers": [{"ports": [{"name": {}}]}]}, "cannot unmarshal object into Go struct "
+         "field ContainerPort.spec.containers.ports.name of type string"),
+        ({"containers": [{"ports": [{"protocol": 5}]}]}, "cannot unmarshal number into Go "
+         "struct field ContainerPort.spec.containers.ports.protocol of type v1.Protocol"),
+        ({"containers": [{"env": [{"name": "A", "valueFrom": 1}]}]}, "cannot unmarshal number "
+         "into Go struct field EnvVar.spec.containers.env.valueFrom of type v1.EnvVarSource"),
+        ({"containers": [{"env": [{"name": 1}], "image": 5}]}, "cannot unmarshal number into Go "
+         "struct field EnvVar.spec.containers.env.name of type string"),
+        ({"containers": [{"ports": [{"containerPort": 80, "protocol": "TCP"}],
+                          "env": [{"name": "A", "valueFrom": {"fieldRef": {}}}]}]}, None),
         # kube-apiserver v1.37's words (make fuzz, seed 31), and the first in the body's order.
         ({"schedulerName": 1}, "cannot unmarshal number into Go struct field "
          "PodSpec.spec.schedulerName of type string"),
