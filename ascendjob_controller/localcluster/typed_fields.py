@@ -177,9 +177,7 @@ def _container_error(container: dict[str, Any], field: str) -> str | None:
         if value is None:
             continue
         if key == "image":
-            found = (
-                None if isinstance(value, str) else _unmarshal(value, f"{field}.image", "string")
-            )
+            found = _scalar_error(value, f"{field}.image", "string")
         elif key in _STRING_LISTS:
             found = _list_error(value, f"{field}.{key}", "[]string", "string")
         elif key in _CONTAINER_STRUCT_LISTS:
@@ -220,9 +218,10 @@ def _struct_list_error(
 
 #: A volume mount's scalar fields by Go type.
 _MOUNT_SCALARS = {"name": "string", "mountPath": "string", "subPath": "string", "readOnly": "bool"}
+#: The struct-typed fields checked in those lists: their value must be an object.
+_GO_STRUCTS = frozenset({"v1.EnvVarSource"})
 #: A container's lists of structs: the struct's Go name, its checked fields by Go type (the
 #: int32 ports are left to validation).
-_GO_STRUCTS = frozenset({"v1.EnvVarSource"})
 _CONTAINER_STRUCT_LISTS: dict[str, tuple[str, dict[str, str]]] = {
     "volumeMounts": ("VolumeMount", _MOUNT_SCALARS),
     "ports": ("ContainerPort", {"name": "string", "protocol": "v1.Protocol", "hostIP": "string"}),
