@@ -10,7 +10,8 @@ bodies, the fidelity cases event-*):
   a reason, each at most 128 bytes, and a message of at most 1024; its involved object may
   then name another namespace, and an empty one is allowed in `default` and `kube-system`.
 - events.k8s.io/v1 adds the rest: the metadata's causes, its series (count at least 2, a
-  lastObservedTime), a required eventTime, and a type of Normal or Warning.
+  lastObservedTime), a required eventTime, a type of Normal or Warning, and the deprecated
+  core/v1 fields unset (first and last timestamps, count, source).
 - core/v1 checks nothing else, not even the name (`Bad_Name` is created).
 
 Causes name the stored (core/v1) fields, whichever API was used (`involvedObject`,
@@ -60,7 +61,22 @@ def event_causes(
     kind = _text(event, "type")
     if kind not in _TYPES:
         causes.append(invalid_cause("type", "", f"has invalid value: {kind}"))
-    return causes
+    return causes + _deprecated_set(event)
+
+
+def _deprecated_set(event: dict[str, Any]) -> list[Cause]:
+    """The core/v1-only fields a new Event must leave unset (its deprecated* fields)."""
+    source = event.get("source")
+    source = source if isinstance(source, dict) else {}
+    set_ = {
+        "firstTimestamp": bool(event.get("firstTimestamp")),
+        "lastTimestamp": bool(event.get("lastTimestamp")),
+        "count": bool(event.get("count")),
+        "source": bool(source.get("component") or source.get("host")),
+    }
+    return [
+        invalid_cause(field, "", "needs to be unset") for field, is_set in set_.items() if is_set
+    ]
 
 
 def _legacy(event: dict[str, Any], namespace: str, api: str) -> list[Cause]:

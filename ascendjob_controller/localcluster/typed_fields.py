@@ -14,6 +14,8 @@ import math
 from decimal import Decimal
 from typing import Any
 
+from ascendjob_controller.localcluster import gotime
+
 #: A container's fields that are lists of strings in Go (`[]string`).
 _STRING_LISTS = ("command", "args")
 
@@ -51,7 +53,7 @@ def pod_unmarshal_error(pod: dict[str, Any]) -> str | None:
         elif key == "volumes":
             found = _volumes_error(value)
         elif key in _POD_SPEC_SCALARS:
-            found = _scalar_error(value, f"PodSpec.spec.{key}", _POD_SPEC_SCALARS[key])
+            found = scalar_error(value, f"PodSpec.spec.{key}", _POD_SPEC_SCALARS[key])
         if found is not None:
             return found
     return None
@@ -88,17 +90,20 @@ _VOLUME_SOURCES = {
 }
 
 
-def _scalar_error(value: Any, field: str, go_type: str) -> str | None:
+def scalar_error(value: Any, field: str, go_type: str) -> str | None:
     """A JSON value that is not of the Go scalar type of a built-in kind's field: strings
-    (and string kinds), bools, int64s. Go decodes those from the body's text, where a number
-    with a fraction or an exponent is no int64 even when integral (`30.0`, `1e3`)."""
+    (and string kinds), bools, int64s and int32s. Go decodes those from the body's text,
+    where a number with a fraction or an exponent is no integer even when integral (`30.0`,
+    `1e3`)."""
     if go_type == "bool":
         ok = isinstance(value, bool)
     elif go_type == "int64":
         ok = type(value) is int and _fits_int64(value)
+    elif go_type == "int32":
+        ok = type(value) is int and -(2**31) <= value < 2**31
     else:
         ok = isinstance(value, str)
-    return None if ok else _unmarshal(value, field, go_type)
+    return None if ok else unmarshal_type_error(value, field, go_type)
 
 
 def _decoded_int64_error(value: Any, field: str) -> str | None:
@@ -109,8 +114,8 @@ def _decoded_int64_error(value: Any, field: str) -> str | None:
         number = float(value)
         if number.is_integer() and _fits_int64(value):
             return None
-        return _unmarshal(value, field, "int64", number=go_float_text(number))
-    return _unmarshal(value, field, "int64")
+        return unmarshal_type_error(value, field, "int64", number=go_float_text(number))
+    return unmarshal_type_error(value, field, "int64")
 
 
 def go_float_text(value: float) -> str:
@@ -141,32 +146,34 @@ def _volumes_error(volumes: Any) -> str | None:
             if value is None:
                 continue
             if key == "name" and not isinstance(value, str):
-                return _unmarshal(value, "Volume.spec.volumes.name", "string")
+                return unmarshal_type_error(value, "Volume.spec.volumes.name", "string")
             if key in _VOLUME_SOURCES:
                 field = f"Volume.spec.volumes.VolumeSource.{key}"
                 if not isinstance(value, dict):
-                    return _unmarshal(value, field, _VOLUME_SOURCES[key])
+                    return unmarshal_type_error(value, field, _VOLUME_SOURCES[key])
                 name = value.get("name") if key == "configMap" else None
                 if name is not None and not isinstance(name, str):
                     where = "ConfigMapVolumeSource.spec.volumes.VolumeSource.configMap"
-                    return _unmarshal(name, f"{where}.LocalObjectReference.name", "string")
+                    return unmarshal_type_error(
+                        name, f"{where}.LocalObjectReference.name", "string"
+                    )
     return None
 
 
 def _list_error(value: Any, field: str, list_type: str, item_type: str) -> str | None:
     """A Go slice (`list_type`) of strings, or of structs for any other `item_type`."""
     if not isinstance(value, list):
-        return _unmarshal(value, field, list_type)
+        return unmarshal_type_error(value, field, list_type)
     want = str if item_type == "string" else dict
     wrong = next((v for v in value if v is not None and not isinstance(v, want)), None)
-    return None if wrong is None else _unmarshal(wrong, field, item_type)
+    return None if wrong is None else unmarshal_type_error(wrong, field, item_type)
 
 
 def _string_map_error(value: Any, field: str) -> str | None:
     if not isinstance(value, dict):
-        return _unmarshal(value, field, "map[string]string")
+        return unmarshal_type_error(value, field, "map[string]string")
     wrong = next((v for v in value.values() if v is not None and not isinstance(v, str)), None)
-    return None if wrong is None else _unmarshal(wrong, field, "string")
+    return None if wrong is None else unmarshal_type_error(wrong, field, "string")
 
 
 def _container_error(container: dict[str, Any], field: str) -> str | None:
@@ -177,7 +184,7 @@ def _container_error(container: dict[str, Any], field: str) -> str | None:
         if value is None:
             continue
         if key == "image":
-            found = _scalar_error(value, f"{field}.image", "string")
+            found = scalar_error(value, f"{field}.image", "string")
         elif key in _STRING_LISTS:
             found = _list_error(value, f"{field}.{key}", "[]string", "string")
         elif key in _CONTAINER_STRUCT_LISTS:
@@ -207,10 +214,10 @@ def _struct_list_error(
                 found = (
                     None
                     if isinstance(value, dict)
-                    else _unmarshal(value, f"{where}.{name}", go_type)
+                    else unmarshal_type_error(value, f"{where}.{name}", go_type)
                 )
             else:
-                found = _scalar_error(value, f"{where}.{name}", go_type)
+                found = scalar_error(value, f"{where}.{name}", go_type)
             if found is not None:
                 return found
     return None
@@ -249,10 +256,10 @@ _META_LISTS = {
 _META_MAPS = ("labels", "annotations")
 
 
-def _unmarshal(value: Any, field: str, go_type: str, number: str | None = None) -> str:
+def unmarshal_type_error(value: Any, field: str, go_type: str, number: str | None = None) -> str:
     """Go's UnmarshalTypeError; `number` is how Go wrote a refused number, when known."""
     shown = json_type(value)
-    if shown == "number" and go_type == "int64":
+    if shown == "number" and go_type in ("int64", "int32"):
         # Go names the number as the body wrote it; the decoded float is written back the
         # common way (`30.0`, `1e18`), the best guess without the body's text.
         if number is None:
@@ -262,42 +269,61 @@ def _unmarshal(value: Any, field: str, go_type: str, number: str | None = None) 
 
 
 def object_meta_error(meta: dict[str, Any], prefix: str, typed: bool = True) -> str | None:
-    """Go's decode error for the first ObjectMeta field of the wrong type, else None.
+    """Go's decode error for ObjectMeta (see `object_meta_errors`), else None."""
+    at_once, first = object_meta_errors(meta, prefix, typed)
+    return at_once or first
 
-    `prefix` is how Go names the struct's fields: `ObjectMeta.metadata.` inside a built-in
-    kind, `ObjectMeta.` for a custom resource, whose metadata is decoded on its own from the
-    decoded map (`typed` False: its numbers are float64s already, see `_decoded_int64_error`).
+
+def object_meta_errors(
+    meta: dict[str, Any], prefix: str, typed: bool = True
+) -> tuple[str | None, str | None]:
+    """Go's decode errors for ObjectMeta: (the first that ends the decoding, the first that
+    does not), each None when there is none.
+
+    Go's decoder notes a value of the wrong JSON type and decodes on, reporting the first it
+    noted at the end; a field type's own UnmarshalJSON failing (a creationTimestamp that is
+    no time, or no string) ends the decoding at once, and that error is reported instead,
+    wherever the noted one was. `prefix` is how Go names the struct's fields:
+    `ObjectMeta.metadata.` inside a built-in kind, `ObjectMeta.` for a custom resource, whose
+    metadata is decoded on its own from the decoded map (`typed` False: its numbers are
+    float64s already, see `_decoded_int64_error`).
     """
+    first: str | None = None
     for key, value in meta.items():
         if value is None:
             continue  # null leaves any Go field at its zero value
         field = f"{prefix}{key}"
-        if key in _META_STRINGS and not isinstance(value, str):
-            return _unmarshal(value, field, _META_STRINGS[key])
-        if key in _META_INTS:
-            found = (
-                _scalar_error(value, field, "int64")
-                if typed
-                else _decoded_int64_error(value, field)
-            )
-            if found is not None:
-                return found
         if key in _META_TIMES:
-            if not isinstance(value, str):
-                return _unmarshal(value, field, "string")
-            error = rfc3339_error(value)
-            if error is not None:
-                return error
-        if key in _META_LISTS:
-            found = _list_error(value, field, *_META_LISTS[key])
-            if found is not None:
-                return found
-            if key == "ownerReferences":
-                found = _owner_reference_error(value, f"OwnerReference.{field.split('.', 1)[1]}")
-                if found is not None:
-                    return found
-        if key in _META_MAPS and (found := _string_map_error(value, field)) is not None:
-            return found
+            at_once = time_field_error(value, field)
+            if at_once is not None:
+                return at_once, first
+            continue
+        if first is None:
+            first = _meta_field_error(key, value, field, typed)
+    return None, first
+
+
+def time_field_error(value: Any, field: str, micro: bool = False) -> str | None:
+    """The error of a metav1.Time (or MicroTime) field's UnmarshalJSON: not a string, or no
+    time in the layout. Either ends Go's decoding at once (`object_meta_errors`)."""
+    if not isinstance(value, str):
+        return unmarshal_type_error(value, field, "string")
+    return gotime.error(value, micro)
+
+
+def _meta_field_error(key: str, value: Any, field: str, typed: bool) -> str | None:
+    """The decode error of one ObjectMeta field other than its times, else None."""
+    if key in _META_STRINGS and not isinstance(value, str):
+        return unmarshal_type_error(value, field, _META_STRINGS[key])
+    if key in _META_INTS:
+        return scalar_error(value, field, "int64") if typed else _decoded_int64_error(value, field)
+    if key in _META_LISTS:
+        found = _list_error(value, field, *_META_LISTS[key])
+        if found is None and key == "ownerReferences":
+            found = _owner_reference_error(value, f"OwnerReference.{field.split('.', 1)[1]}")
+        return found
+    if key in _META_MAPS:
+        return _string_map_error(value, field)
     return None
 
 
@@ -315,46 +341,13 @@ def _owner_reference_error(references: list[Any], prefix: str) -> str | None:
                 continue
             want = bool if go_type == "bool" else str
             if not isinstance(value, want):
-                return _unmarshal(value, f"{prefix}.{key}", go_type)
+                return unmarshal_type_error(value, f"{prefix}.{key}", go_type)
     return None
-
-
-#: time.RFC3339 as Go lays it out, element by element: (layout element, digits or None).
-_RFC3339 = (
-    ("2006", 4), ("-", None), ("01", 2), ("-", None), ("02", 2), ("T", None),
-    ("15", 2), (":", None), ("04", 2), (":", None), ("05", 2),
-)  # fmt: skip
-_RANGES = {"01": ("month", 1, 12), "02": ("day", 1, 31), "15": ("hour", 0, 23)}
-_RANGES |= {"04": ("minute", 0, 59), "05": ("second", 0, 59)}
-_LAYOUT = "2006-01-02T15:04:05Z07:00"
 
 
 def rfc3339_error(value: str) -> str | None:
     """Go's `time.Parse(time.RFC3339, value)` error as metav1.Time reports it, else None."""
-    rest = value
-
-    def cannot(element: str) -> str:
-        return f'parsing time "{value}" as "{_LAYOUT}": cannot parse "{rest}" as "{element}"'
-
-    for element, digits in _RFC3339:
-        if digits is None:
-            if not rest.startswith(element):
-                return cannot(element)
-            rest = rest[1:]
-            continue
-        if len(rest) < digits or not rest[:digits].isdigit():
-            return cannot(element)
-        number, rest = int(rest[:digits]), rest[digits:]
-        if element in _RANGES:
-            what, low, high = _RANGES[element]
-            if not low <= number <= high:
-                return f'parsing time "{value}": {what} out of range'
-    if rest.startswith(".") and rest[1:2].isdigit():
-        rest = rest[1:].lstrip("0123456789")
-    offset = len(rest) == 6 and rest[0] in "+-" and rest[3] == ":"
-    if rest == "Z" or (offset and rest[1:3].isdigit() and rest[4:].isdigit()):
-        return None
-    return cannot("Z07:00")
+    return gotime.error(value)
 
 
 #: An integer this large is no float64 either (float() would raise).

@@ -21,6 +21,7 @@ from ascendjob_controller.localcluster import (
     builtin,
     builtin_fields,
     deletion,
+    event_fields,
     event_rules,
     fastjson,
     fieldsets,
@@ -52,7 +53,7 @@ from ascendjob_controller.localcluster.timestamps import now_rfc3339
 from ascendjob_controller.localcluster.typed_fields import (
     go_numbers,
     json_type,
-    object_meta_error,
+    object_meta_errors,
     pod_unmarshal_error,
 )
 
@@ -253,6 +254,19 @@ def only_status(content_type: str, patch: Any) -> bool:
             isinstance(meta, dict) and set(meta) <= {"resourceVersion"}
         )
     return False
+
+
+def _unmarshal_error(rt: ResourceType, obj: dict[str, Any], meta: dict[str, Any]) -> str | None:
+    """The decode error kube-apiserver's Go decoder reports for a body, else None: a time
+    that fails to decode ends the decoding at once and wins over any type error noted
+    before it (`object_meta_errors`)."""
+    if rt.builtin and rt.kind == "Event":
+        return event_fields.unmarshal_error(obj, rt.group_version)
+    prefix = "ObjectMeta.metadata." if rt.builtin else "ObjectMeta."
+    at_once, first = object_meta_errors(meta, prefix, typed=rt.builtin)
+    if at_once is None and first is None and rt.kind == "Pod" and rt.builtin:
+        first = pod_unmarshal_error(obj)
+    return at_once or first
 
 
 def _check_builtin_envelope(rt: ResourceType, obj: dict[str, Any], cannot: str) -> None:
@@ -878,12 +892,11 @@ class Api:
                 f"{cannot}: json: cannot unmarshal {json_type(meta)} into {where} of type "
                 "v1.ObjectMeta"
             )
-        prefix = "ObjectMeta.metadata." if rt.builtin else "ObjectMeta."
-        unmarshal = object_meta_error(meta, prefix, typed=rt.builtin)
-        if unmarshal is None and rt.kind == "Pod" and rt.builtin:
-            unmarshal = pod_unmarshal_error(obj)
+        unmarshal = _unmarshal_error(rt, obj, meta)
         if unmarshal is not None:
             raise bad_request(f"{cannot}: {unmarshal}")
+        if rt.builtin and rt.kind == "Event":
+            event_fields.store_times(obj, rt.group_version)
         kind = obj.get("kind")
         if not rt.builtin and isinstance(kind, str) and kind and kind != rt.kind:
             name = str(meta.get("name") or "")

@@ -27,6 +27,12 @@ def _meta(**fields: Any) -> dict[str, Any]:
     return body
 
 
+def _named(body: dict[str, Any], name: Any) -> dict[str, Any]:
+    """`body` with `metadata.name` set to `name`, in the name's place (first)."""
+    body["metadata"]["name"] = name
+    return body
+
+
 def _without(key: str) -> dict[str, Any]:
     body = acjob("j")
     del body[key]
@@ -179,6 +185,17 @@ CASES = [
     ),
     case("acjob-timestamp-month-400", _post(_meta(creationTimestamp="2020-13-01T00:00:00Z"))),
     case("acjob-timestamp-no-zone-400", _post(_meta(creationTimestamp="2020-01-01T00:00:00"))),
+    # A time's own decoding error ends Go's decoding, and wins over a type error noted
+    # before it (typed_fields.object_meta_errors), in a custom resource and a built-in kind.
+    case(
+        "decode-time-error-wins-400",
+        _post(_meta(name="j1", generation="x", creationTimestamp="bad")),
+        _post(_meta(name="j2", generation="x", creationTimestamp=5)),
+        _post(_meta(name="j3", generation="x", deletionTimestamp="2020-02-30T00:00:00Z")),
+        Step("POST", ns_path("configmaps"), _named(configmap("c1", creationTimestamp="bad"), 5)),
+        Step("POST", ns_path("configmaps"), configmap("c2", generation="x", creationTimestamp=7)),
+        Step("POST", ns_path("configmaps"), configmap("c3", generation="x", finalizers=[1])),
+    ),
     case("acjob-api-version-missing-400", _post(_without("apiVersion"))),
     case("acjob-kind-number-400", _post(_with(kind=5))),
 ]

@@ -9,6 +9,9 @@ from hack.fidelity.steps import case, delete, get, patch, post, prep
 
 EVENTS_V1 = "/apis/events.k8s.io/v1/namespaces/{ns}/events"
 T = "2026-01-01T00:00:00.000000Z"
+#: The time fields an answer shows, through either API.
+TIMES = ("eventTime", "firstTimestamp", "lastTimestamp", "series", "count")
+NEW_TIMES = ("eventTime", "deprecatedFirstTimestamp", "deprecatedLastTimestamp", "series")
 
 
 def _new(name: str, **fields: Any) -> dict[str, Any]:
@@ -97,5 +100,81 @@ CASES = [
             EVENTS_V1,
             {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "bad"}},
         ),
+    ),
+    # An Event's fields are Go types (event_fields.py): a value of the wrong JSON type is a
+    # 400, and so is a time that does not parse, metav1.Time for the first and last
+    # timestamps and MicroTime (six digits of fraction) for eventTime and a series' last
+    # observed time. A time's own error ends the decoding and wins over any noted before it.
+    case(
+        "event-typed-fields-400",
+        post("events", _core("t1", eventTime="2026-01-01T00:00:00Z")),
+        post("events", _core("t2", eventTime="2026-01-01T00:00:00.123Z")),
+        post("events", _core("t3", eventTime="2026-01-01T00:00:00.1234567Z")),
+        post("events", _core("t4", eventTime=5)),
+        post("events", _core("t5", firstTimestamp="2026-02-30T00:00:00Z")),
+        post("events", _core("t6", lastTimestamp="2026-01-01T00:00:00+25:00")),
+        post("events", _core("t7", firstTimestamp="2026-01-01T00:00:00Zjunk")),
+        post("events", _core("t8", count="2")),
+        post("events", _core("t9", count=2**40)),
+        post("events", _core("t10", series={"count": 2, "lastObservedTime": 5}, eventTime=T)),
+        post("events", _core("t11", series=5)),
+        post("events", _core("t12", involvedObject={"kind": 5, "name": "p"})),
+        post("events", _core("t13", source={"component": 5})),
+        post("events", _core("t14", message=["m"])),
+        post("events", {"count": "x", **_core("t15", eventTime="2026-01-01T00:00:00Z")}),
+        post("events", {**_core("t16", firstTimestamp="bad"), "metadata": {"name": 5}}),
+        post(EVENTS_V1, _new("n1", eventTime="2026-01-01T00:00:00Z")),
+        post(EVENTS_V1, _new("n2", deprecatedCount="x")),
+        post(EVENTS_V1, _new("n3", regarding={"kind": 5})),
+        post(EVENTS_V1, _new("n4", deprecatedSource={"component": 5})),
+        post(EVENTS_V1, _new("n5", series={"count": "x"})),
+        post(EVENTS_V1, _new("n6", note=5)),
+    ),
+    # A time that parses is stored in UTC, to the second (Time) or the microsecond
+    # (MicroTime), truncated; a null field Go omits when zero is not shown.
+    case(
+        "event-times-stored-in-utc",
+        post(
+            "events",
+            _core(
+                "u1",
+                firstTimestamp="2026-01-01T05:00:00.9+03:30",
+                lastTimestamp="2026-01-01T00:00:00,5Z",
+                count=None,
+            ),
+            pick=TIMES,
+        ),
+        post(
+            "events",
+            _core(
+                "u2",
+                eventTime="2024-02-29T23:59:59.999999-01:00",
+                series={"count": 2, "lastObservedTime": "2026-01-01T00:00:00,123456+05:60"},
+                reportingComponent="x.io/c",
+                reportingInstance="i",
+                action="a",
+            ),
+            pick=TIMES,
+        ),
+        post("events", _core("u3", firstTimestamp="0001-01-01T00:00:00Z"), pick=TIMES),
+        post(EVENTS_V1, _new("u4", eventTime="2026-06-01T12:00:00.000001+02:00"), pick=NEW_TIMES),
+        get("events/u4", pick=TIMES),
+    ),
+    # Through events.k8s.io/v1 the deprecated core/v1 fields must stay unset.
+    case(
+        "event-new-api-deprecated-fields-422",
+        post(EVENTS_V1, _new("d1", deprecatedFirstTimestamp=T)),
+        post(
+            EVENTS_V1,
+            _new(
+                "d2",
+                deprecatedLastTimestamp="2026-01-01T00:00:00Z",
+                deprecatedCount=3,
+                deprecatedSource={"component": "c"},
+                deprecatedFirstTimestamp="2026-01-01T00:00:00Z",
+            ),
+        ),
+        post(EVENTS_V1, _new("d3", deprecatedSource={"host": "h"}, type="Odd")),
+        post(EVENTS_V1, _new("d4", deprecatedCount=0, deprecatedSource={}), pick=NEW_TIMES),
     ),
 ]

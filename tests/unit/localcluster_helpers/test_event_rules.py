@@ -100,3 +100,23 @@ def test_the_new_api_adds_metadata_series_eventtime_and_type_in_that_order() -> 
         "eventTime: Required value",
         'type: Invalid value: "": has invalid value: ',
     ]
+
+
+def test_the_new_api_wants_the_deprecated_core_fields_unset() -> None:
+    unset = 'Invalid value: "": needs to be unset'
+    event = _event(
+        type="Odd",
+        source={"host": "h"},
+        count=3,
+        lastTimestamp="2026-01-01T00:00:00Z",
+        firstTimestamp="2026-01-01T00:00:00Z",
+    )
+    assert _fields(event_causes(event, "ns", NEW_API, [])) == [
+        'type: Invalid value: "": has invalid value: Odd',
+        f"firstTimestamp: {unset}",
+        f"lastTimestamp: {unset}",
+        f"count: {unset}",
+        f"source: {unset}",
+    ]
+    assert event_causes(event, "ns", "v1", []) == []
+    assert event_causes(_event(count=0, source={}), "ns", NEW_API, []) == []

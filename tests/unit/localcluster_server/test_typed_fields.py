@@ -195,3 +195,25 @@ def test_go_numbers_turns_integral_floats_into_ints_in_place() -> None:
 )  # fmt: skip
 def test_pod_unmarshal_error_of_other_fields(spec: dict[str, Any], error: str | None) -> None:
     assert pod_unmarshal_error({"spec": spec}) == (None if error is None else f"json: {error}")
+
+
+META = "json: cannot unmarshal {} into Go struct field ObjectMeta.metadata.{} of type {}"
+
+
+@pytest.mark.parametrize(
+    ("meta", "error"),
+    [
+        ({"name": 5, "creationTimestamp": "bad"},
+         f'parsing time "bad" as {LAYOUT}: cannot parse "bad" as "2006"'),
+        ({"generation": "x", "creationTimestamp": 7},
+         META.format("number", "creationTimestamp", "string")),
+        ({"deletionTimestamp": "2020-02-30T00:00:00Z", "creationTimestamp": "bad"},
+         'parsing time "2020-02-30T00:00:00Z": day out of range'),
+        ({"name": 5, "generation": "x"}, META.format("number", "name", "string")),
+    ],
+)  # fmt: skip
+def test_a_time_that_fails_to_decode_wins_over_a_type_error_noted_before(
+    meta: dict[str, Any], error: str
+) -> None:
+    """kube-apiserver v1.37.2's answers (fidelity case decode-time-error-wins-400)."""
+    assert object_meta_error(meta, "ObjectMeta.metadata.") == error
