@@ -87,12 +87,17 @@ class Faults:
             else:
                 self._expire_for.append(resource)
 
-    def clear(self) -> None:
+    def clear(self, then_expire: str | None = None) -> None:
+        """Drop every rule. `then_expire` (a plural) also answers that resource's next watch
+        with 410 Expired, in the same step: a reflector whose retry came between a clear()
+        and an expire_next_watch() would resume its old watch and never relist."""
         with self._lock:
             self._fail.clear()
             self._latency.clear()
             self._expire_next = 0
             self._expire_for.clear()
+            if then_expire is not None:
+                self._expire_for.append(then_expire)
 
     # --- used by the server ---------------------------------------------------------------
     def failure_for(self, verb: str, resource: str) -> int | None:

@@ -56,8 +56,7 @@ def take_watch_down(cluster: Any, resource: str) -> None:
 
 def bring_watch_back(cluster: Any, resource: str) -> None:
     """Serve `resource` again; its next watch gets a 410, so the informer relists either way."""
-    cluster.faults.clear()
-    cluster.faults.expire_next_watch(resource)
+    cluster.faults.clear(then_expire=resource)
 
 
 def cached_uid(informer: Any, key: str) -> str | None:

@@ -178,9 +178,9 @@ def test_relists_on_410_and_delivers_tombstones(bare_cluster: Any, client: KubeC
         client.create(CONFIGMAPS, ns, configmap("g9"))
         lists_before = informer.lists
         # ...then let the next watch come back "too old": only a relist can recover.
-        bare_cluster.faults.clear()
-        # For configmaps only: another watch of the process must not take this 410.
-        bare_cluster.faults.expire_next_watch("configmaps")
+        # For configmaps only: another watch of the process must not take this 410. In one
+        # step with the clear: a retry in between would resume the old watch, not relist.
+        bare_cluster.faults.clear(then_expire="configmaps")
         converges(client, ns, informer)
         assert informer.lists > lists_before, "it relisted"
         assert sorted(log.tombstones) == [f"{ns}/g0", f"{ns}/g1"]
