@@ -8,6 +8,12 @@ by default, as a 400 `strict decoding error` under `fieldValidation=Strict`, not
 server's OpenAPI v3 document by `hack/gen_builtin_fields.py` (see its docstring for the
 shapes), so the list is the server's own, not a guess.
 
+A null in a struct field decodes to Go's zero value, which the field's omitempty leaves out
+of what is stored (`type: null` in a Service spec is defaulted as if absent, `labels: null`
+records no managed field); the walk drops it. (A null map value, `data: {"a": null}`, is
+the value type's zero, `""` for a string; map value types are not in the table, so it is
+kept as null here.)
+
 Custom resources are pruned from their CRD schema instead (`schema.prune`).
 """
 
@@ -34,9 +40,9 @@ def has_table(group_version: str, kind: str) -> bool:
 def prune_unknown(
     group_version: str, kind: str, obj: dict[str, Any], drop: bool = True
 ) -> list[str]:
-    """Drop from `obj`, in place, every field its kind does not have; their paths, in the
-    order of the document (the order Go's decoder meets them). `drop=False` only finds them,
-    leaving `obj` as it is."""
+    """Drop from `obj`, in place, every field its kind does not have, and every null struct
+    field; the unknown fields' paths, in the order of the document (the order Go's decoder
+    meets them). `drop=False` only finds them, leaving `obj` as it is."""
     table = _table()
     root = table["kinds"].get(f"{group_version}/{kind}")
     if root is None:
@@ -60,6 +66,9 @@ def _prune(
                     if drop:
                         del value[key]
                     unknown.append(f"{path}.{key}" if path else key)
+                elif value[key] is None:
+                    if drop:
+                        del value[key]  # Go's zero value, which an omitempty field leaves out
                 elif (inner := fields[key]) != 0:
                     where = f"{path}.{key}" if path else key
                     _prune(value[key], inner, where, types, unknown, drop)

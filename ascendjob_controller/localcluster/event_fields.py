@@ -7,8 +7,8 @@ so is a time that does not parse: `firstTimestamp` and `lastTimestamp` are metav
 (RFC 3339), `eventTime` and a series' `lastObservedTime` are metav1.MicroTime, which needs
 exactly six digits of fraction (`2026-01-01T00:00:00Z` is refused there). A time that
 parses is stored as the server writes it back: in UTC, truncated to the second or the
-microsecond (gotime.py). A null leaves a field at its zero value, which an omitempty field
-does not show.
+microsecond (gotime.py). (A null leaves a field at its zero value: dropped with the unknown
+fields, `builtin_fields.py`.)
 
 Errors are found in the body's order, as Go decodes: a value of the wrong type is noted and
 the first noted is reported at the end, unless a time's own decoding fails first, which
@@ -76,11 +76,6 @@ _STRUCTS: dict[str, tuple[str, str, dict[str, str]]] = {
     "source": ("v1.EventSource", "EventSource", {"component": "string", "host": "string"}),
     "series": ("v1.EventSeries", "EventSeries", {"count": "int32", "lastObservedTime": "micro"}),
 }
-#: Fields Go omits when zero (omitempty): a null there is not shown.
-_OMITTED_WHEN_NULL = frozenset(
-    {"reason", "message", "note", "count", "deprecatedCount", "type", "series", "action", "related"}
-)
-
 #: Each API's time fields, (name, is a MicroTime), by "is events.k8s.io/v1".
 _TIMES = {
     new: tuple((k, d == "micro") for k, d in fields.items() if d in ("time", "micro"))
@@ -137,10 +132,8 @@ def _field_errors(decoding: str, value: Any, field: str, path: str) -> Errors:
 
 
 def store_times(event: dict[str, Any], group_version: str) -> None:
-    """Write an Event's times as the server stores them, and drop the nulls Go would not
-    show (in place; the event has no decode error)."""
-    for key in [k for k, v in event.items() if v is None and k in _OMITTED_WHEN_NULL]:
-        del event[key]
+    """Write an Event's times as the server stores them (in place; the event has no decode
+    error)."""
     for key, micro in _TIMES[group_version == NEW_API]:
         value = event.get(key)
         if isinstance(value, str):

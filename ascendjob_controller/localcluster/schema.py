@@ -150,6 +150,25 @@ def validate(
     return causes
 
 
+def validate_status(
+    schema: dict[str, Any], obj: dict[str, Any], old: dict[str, Any] | None = None
+) -> list[Cause]:
+    """A status write's causes: kube-apiserver validates the status alone, with a validator
+    of the status schema rooted at `status`. A cause's field is under `status`; its message
+    names the path from the status down (`status.conditions[0].x: Invalid value: 5:
+    conditions[0].x in body must be of type string`)."""
+    status_schema = (schema.get("properties") or {}).get("status")
+    if not isinstance(status_schema, dict) or "status" not in obj:
+        return []
+    causes: list[Cause] = []
+    before = old.get("status", _NEW) if isinstance(old, dict) else _NEW
+    _validate(status_schema, obj["status"], "", causes, before)
+    for cause in causes:
+        inner = cause.get("field", "")
+        cause["field"] = "status" + (f".{inner}" if inner and inner[0] != "[" else inner)
+    return causes
+
+
 def _ratcheted(value: Any, old: Any) -> bool:
     """The update left this part as it was: upstream drops whatever its validation finds."""
     return old is not _NEW and fastjson.identical(value, old)
@@ -383,9 +402,9 @@ def _validate_string(
     fmt = schema.get("format")
     check = _FORMATS.get(fmt or "")
     if check is not None and not check(value):
-        causes.append(
-            _invalid(path, value, f"{shown} in body must be of type {fmt}: {_fmt_value(value)}")
-        )
+        # A string not in its format is a type error to kube-openapi, as a number is.
+        cause = _invalid(path, value, f"{shown} in body must be of type {fmt}: {_fmt_value(value)}")
+        causes.append({**cause, "reason": "FieldValueTypeInvalid"})
 
 
 def _validate_array(

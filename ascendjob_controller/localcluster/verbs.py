@@ -558,6 +558,10 @@ class Api:
                         raise not_found(rt, name)
                     strict = field_validation == "Strict"
                     shown = go_print(patch) if strict and content_type == STRATEGIC_PATCH else None
+                    if not rt.builtin:
+                        # The patched object is decoded as a create's body is (`check_body`):
+                        # only the patch's values are new, and they go in uncopied.
+                        patch = go_numbers(patch)
                     new = self._patched(rt, existing, content_type, patch, status_owned)
                     if strict and isinstance(new, dict):
                         self.refuse_unknown_in_patch(rt, new, shown)
@@ -712,7 +716,9 @@ class Api:
             raise invalid(rt, name, causes)
         obj["apiVersion"] = old.get("apiVersion", rt.group_version)
         obj["kind"] = rt.kind
-        warnings = pruned + self._validate_custom(rt, obj, field_validation, old, first=meta_causes)
+        warnings = pruned + self._validate_custom(
+            rt, obj, field_validation, old, first=meta_causes, subresource=subresource
+        )
         if rt is builtin.CRDS and (causes := builtin.validate_crd(obj)):
             raise invalid(rt, name, causes)
         if builtin.has_generation(rt) and _spec_part(obj) != _spec_part(old):
@@ -971,10 +977,12 @@ class Api:
         field_validation: str,
         old: dict[str, Any] | None = None,
         first: list[dict[str, str]] | None = None,
+        subresource: str = "",
     ) -> list[str]:
         """Prune, default and validate a custom resource against its CRD schema; an update
         passes the stored object as `old`, so what it left unchanged is ratcheted. `first`
-        are the metadata's causes, reported before the schema's in the same 422."""
+        are the metadata's causes, reported before the schema's in the same 422. A status
+        write validates the status alone (`schema.validate_status`)."""
         if rt.builtin:
             return []
         if not rt.schema:
@@ -987,7 +995,10 @@ class Api:
         try:
             unknown = schemas.prune(rt.schema, obj)
             schemas.apply_defaults(rt.schema, obj)
-            causes = schemas.validate(rt.schema, obj, old)
+            if subresource == "status":
+                causes = schemas.validate_status(rt.schema, obj, old)
+            else:
+                causes = schemas.validate(rt.schema, obj, old)
         finally:
             obj["metadata"] = meta
         warnings = _unknown_fields_answer(rt, unknown, field_validation)

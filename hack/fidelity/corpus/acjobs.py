@@ -153,6 +153,30 @@ CASES = [
             acj("ascendjobs/j"), {"metadata": {"labels": {"x": "y"}}}, pick=("metadata.generation",)
         ),
     ),
+    # A status write is validated against the status schema alone, rooted at the status:
+    # the field is under `status`, the message's path starts below it. The patch's numbers
+    # are read as Go reads them (2^70 is a float64).
+    case(
+        "acjob-status-schema-errors-422",
+        prep(post(acj("ascendjobs"), acjob("j"))),
+        *(
+            patch(
+                acj("ascendjobs/j/status"),
+                {
+                    "status": {
+                        "conditions": [
+                            {"type": "Created", "status": "True", "lastTransitionTime": value}
+                        ]
+                    }
+                },
+            )
+            for value in (5, 5.5, True, 2**70, "yesterday")
+        ),
+        patch(acj("ascendjobs/j/status"), {"status": {"conditions": [{"type": "Created"}]}}),
+        patch(
+            acj("ascendjobs/j/status"), {"status": {"replicaStatuses": {"Master": {"active": "1"}}}}
+        ),
+    ),
     case(
         "acjob-finalizer-delete-bumps-generation",
         post(

@@ -76,4 +76,20 @@ CASES = [
             },
         ),
     ),
+    # A null decodes to Go's zero value, which an omitempty field leaves out: nothing is
+    # stored, nothing is managed, and a Service's null type is defaulted.
+    case(
+        "builtin-null-fields-dropped",
+        post("configmaps", configmap("c1", data=None, labels=None, annotations=None)),
+        post(
+            "services",
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": "s1", "labels": None},
+                "spec": {"ports": [{"port": 80, "name": None}], "type": None, "selector": None},
+            },
+            pick=("spec.type", "spec.selector", "spec.ports", "metadata.labels"),
+        ),
+    ),
 ]

@@ -165,3 +165,25 @@ def test_finding_without_dropping_leaves_the_object_as_it_was() -> None:
     found = builtin_fields.prune_unknown("v1", "Pod", pod, drop=False)
     assert found == ["spec.containers[0].imagee"]
     assert pod == kept
+
+
+def test_a_null_struct_field_is_dropped_as_gos_omitted_zero_value() -> None:
+    """kube-apiserver v1.37.2 stores a Service posted with `type: null, selector: null` with
+    neither (its type then defaulted) and a ConfigMap's `labels: null` with no label field at
+    all; a null map value stays (its type is not in the table)."""
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "labels": None}}
+    svc["spec"] = {"ports": [{"port": 80, "name": None}], "type": None, "selector": None}
+    svc["data"] = None
+    assert builtin_fields.prune_unknown("v1", "Service", svc) == ["data"]
+    assert svc == {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": "s"},
+        "spec": {"ports": [{"port": 80}]},
+    }
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"a": None}}
+    builtin_fields.prune_unknown("v1", "ConfigMap", cm)
+    assert cm["data"] == {"a": None}
+    kept = copy.deepcopy(svc | {"spec": {"type": None}})
+    builtin_fields.prune_unknown("v1", "Service", kept, drop=False)
+    assert kept["spec"] == {"type": None}

@@ -10,7 +10,12 @@ import pytest
 import yaml
 
 from ascendjob_controller.localcluster import fastjson
-from ascendjob_controller.localcluster.schema import apply_defaults, prune, validate
+from ascendjob_controller.localcluster.schema import (
+    apply_defaults,
+    prune,
+    validate,
+    validate_status,
+)
 from ascendjob_controller.localcluster.typed_fields import NEGATIVE_ZERO, go_numbers
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -294,7 +299,8 @@ def obj(**spec: Any) -> dict[str, Any]:
             'supported values: "fast", "slow"',
         ),
         ({"items": [{"n": 1}]}, "spec.items[0].m", "FieldValueRequired", "Required value"),
-        ({"when": "yesterday"}, "spec.when", "FieldValueInvalid", "must be of type date-time"),
+        # A string out of its format is a type cause (kube-apiserver v1.37.2's reason).
+        ({"when": "yesterday"}, "spec.when", "FieldValueTypeInvalid", "must be of type date-time"),
         (
             {"either": 5},
             "",
@@ -519,3 +525,25 @@ def test_a_missing_required_field_comes_after_the_properties_causes() -> None:
     }
     causes = validate(root, {"b": "x"})
     assert [c["field"] for c in causes] == ["b", "a"]
+
+
+def test_a_status_write_is_validated_from_the_status_down() -> None:
+    """The real server's status validator is rooted at `status`: the field is under it, the
+    message's path starts below it (fidelity case acjob-status-schema-errors-422)."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "spec": {"type": "object", "properties": {"n": {"type": "integer"}}},
+            "status": {
+                "type": "object",
+                "properties": {"when": {"type": "string", "format": "date-time"}},
+            },
+        },
+    }
+    causes = validate_status(schema, {"spec": {"n": "x"}, "status": {"when": 5}})
+    assert [(c["field"], c["message"]) for c in causes] == [
+        ("status.when", 'Invalid value: "int64": when in body must be of type date-time: "int64"')
+    ]
+    old = {"status": {"when": 5}}
+    assert validate_status(schema, {"status": {"when": 5}}, old) == []  # ratcheted
+    assert validate_status(schema, {"spec": {}}) == []
