@@ -346,9 +346,10 @@ def default_service_spec(spec: dict[str, Any]) -> None:
     spec.setdefault("sessionAffinity", "None")
     for port in spec.get("ports") or []:
         if isinstance(port, dict):
-            port.setdefault("protocol", "TCP")
-            if "port" in port:
-                port.setdefault("targetPort", port["port"])
+            if not port.get("protocol"):
+                port["protocol"] = "TCP"
+            if "port" in port and port.get("targetPort") in (None, 0, ""):
+                port["targetPort"] = port["port"]  # 0 and "" are unset to Go too
     if spec["type"] != "ExternalName":
         spec.setdefault("internalTrafficPolicy", "Cluster")
 

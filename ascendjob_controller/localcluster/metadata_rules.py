@@ -104,10 +104,7 @@ def metadata_causes(meta: dict[str, Any]) -> list[Cause]:
     causes: list[Cause] = []
     labels = meta.get("labels")
     if isinstance(labels, dict):
-        for key, value in labels.items():
-            causes += _invalid("metadata.labels", key, _qualified_name_errors(key))
-            if isinstance(value, str):
-                causes += _invalid("metadata.labels", value, _label_value_errors(value))
+        causes += label_causes(labels, "metadata.labels")
     annotations = meta.get("annotations")
     if isinstance(annotations, dict):
         for key in annotations:
@@ -121,6 +118,17 @@ def metadata_causes(meta: dict[str, Any]) -> list[Cause]:
     return unique
 
 
+def label_causes(labels: dict[str, Any], field: str) -> list[Cause]:
+    """ValidateLabels: each key's causes, then its value's, all under `field` (a pod's
+    nodeSelector is validated as labels are)."""
+    causes: list[Cause] = []
+    for key, value in labels.items():
+        causes += _invalid(field, key, _qualified_name_errors(key))
+        if isinstance(value, str):
+            causes += _invalid(field, value, _label_value_errors(value))
+    return causes
+
+
 def _invalid(field: str, value: str, errors: tuple[str, ...]) -> list[Cause]:
     return [
         {
@@ -132,4 +140,4 @@ def _invalid(field: str, value: str, errors: tuple[str, ...]) -> list[Cause]:
     ]
 
 
-__all__ = ["label_value_errors", "metadata_causes", "qualified_name_errors"]
+__all__ = ["label_causes", "label_value_errors", "metadata_causes", "qualified_name_errors"]

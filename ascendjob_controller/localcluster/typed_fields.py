@@ -151,12 +151,35 @@ def _volumes_error(volumes: Any) -> str | None:
                 field = f"Volume.spec.volumes.VolumeSource.{key}"
                 if not isinstance(value, dict):
                     return unmarshal_type_error(value, field, _VOLUME_SOURCES[key])
-                name = value.get("name") if key == "configMap" else None
-                if name is not None and not isinstance(name, str):
-                    where = "ConfigMapVolumeSource.spec.volumes.VolumeSource.configMap"
-                    return unmarshal_type_error(
-                        name, f"{where}.LocalObjectReference.name", "string"
-                    )
+                found = _volume_source_error(key, value)
+                if found is not None:
+                    return found
+    return None
+
+
+#: A volume source's scalar fields by Go type (`.` marks a field of an embedded struct).
+_VOLUME_SOURCE_FIELDS: dict[str, dict[str, str]] = {
+    "hostPath": {"path": "string", "type": "v1.HostPathType"},
+    "nfs": {"server": "string", "path": "string", "readOnly": "bool"},
+    "emptyDir": {"medium": "v1.StorageMedium"},
+    "configMap": {"LocalObjectReference.name": "string", "defaultMode": "int32"},
+    "secret": {"secretName": "string", "defaultMode": "int32"},
+    "persistentVolumeClaim": {"claimName": "string", "readOnly": "bool"},
+}
+
+
+def _volume_source_error(key: str, source: dict[str, Any]) -> str | None:
+    """The first scalar of a volume source that is not of its Go type, in the body's order
+    (`HostPathVolumeSource.spec.volumes.VolumeSource.hostPath.path of type string`)."""
+    fields = {name.rpartition(".")[2]: name for name in _VOLUME_SOURCE_FIELDS.get(key, {})}
+    where = f"{_VOLUME_SOURCES[key][3:]}.spec.volumes.VolumeSource.{key}"
+    for name, value in source.items():
+        if value is None or name not in fields:
+            continue
+        go_name = fields[name]
+        found = scalar_error(value, f"{where}.{go_name}", _VOLUME_SOURCE_FIELDS[key][go_name])
+        if found is not None:
+            return found
     return None
 
 

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from ascendjob_controller.localcluster.goquote import go_quote
+from ascendjob_controller.localcluster.metadata_rules import label_causes
 
 Cause = dict[str, str]
 _CONFIG_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
@@ -65,6 +66,52 @@ _ENV_SOURCE_MESSAGE = (
     "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` "
     "or `fileKeyRef`"
 )
+
+
+_PORT_NAME_CHARS = re.compile(r"[-a-z0-9]+")
+_PORT_RANGE = "must be between 1 and 65535, inclusive"
+_PROTOCOLS = ("SCTP", "TCP", "UDP")
+_RESTART_POLICIES = ("Always", "OnFailure", "Never")
+
+
+def port_name_errors(name: str) -> list[str]:
+    """apimachinery's IsValidPortName (an IANA service name): every problem of `name`."""
+    errors = []
+    if len(name.encode("utf-8", "surrogatepass")) > 15:
+        errors.append("must be no more than 15 characters")
+    if not _PORT_NAME_CHARS.fullmatch(name):
+        errors.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not re.search("[a-z]", name):
+        errors.append("must contain at least one letter (a-z)")
+    if "--" in name:
+        errors.append("must not contain consecutive hyphens")
+    if name[:1] == "-" or name[-1:] == "-":
+        errors.append("must not begin or end with a hyphen")
+    return errors
+
+
+def _not_supported(field: str, value: str, supported: tuple[str, ...]) -> Cause:
+    listed = ", ".join(f'"{v}"' for v in supported)
+    return {
+        "reason": "FieldValueNotSupported",
+        "message": f"Unsupported value: {go_quote(value)}: supported values: {listed}",
+        "field": field,
+    }
+
+
+def _duplicate(field: str, value: str) -> Cause:
+    return {
+        "reason": "FieldValueDuplicate",
+        "message": f"Duplicate value: {go_quote(value)}",
+        "field": field,
+    }
+
+
+def _port_number(field: str, value: Any) -> list[Cause]:
+    """IsValidPortNum for an int (other types are the decoder's)."""
+    if type(value) is int and not 1 <= value <= 65535:
+        return [invalid_cause(field, value, _PORT_RANGE)]
+    return []
 
 
 def invalid_cause(field: str, value: Any, detail: str) -> Cause:
@@ -150,6 +197,12 @@ def _pod_spec(spec: dict[str, Any]) -> list[Cause]:
         for i, container in enumerate(containers if isinstance(containers, list) else []):
             if isinstance(container, dict):
                 causes += _container(container, f"spec.{list_name}[{i}]", names)
+    policy = spec.get("restartPolicy")
+    if isinstance(policy, str) and policy and policy not in _RESTART_POLICIES:
+        causes.append(_not_supported("spec.restartPolicy", policy, _RESTART_POLICIES))
+    selector = spec.get("nodeSelector")
+    if isinstance(selector, dict):
+        causes += label_causes(selector, "spec.nodeSelector")
     return causes
 
 
@@ -175,6 +228,8 @@ def _container(container: dict[str, Any], path: str, volumes: set[str]) -> list[
         causes.append(invalid_cause(f"{path}.name", name, _DNS1123_LABEL_MESSAGE))
     elif detail := dns1123_label_error(name):
         causes.append(invalid_cause(f"{path}.name", name, detail))
+    ports = container.get("ports")
+    causes += _container_ports(ports if isinstance(ports, list) else [], f"{path}.ports")
     env = container.get("env")
     for i, var in enumerate(env if isinstance(env, list) else []):
         source = var.get("valueFrom") if isinstance(var, dict) else None
@@ -182,6 +237,35 @@ def _container(container: dict[str, Any], path: str, volumes: set[str]) -> list[
             causes.append(invalid_cause(f"{path}.env[{i}].valueFrom", "", _ENV_SOURCE_MESSAGE))
     mounts = container.get("volumeMounts")
     return causes + _volume_mounts(mounts if isinstance(mounts, list) else [], path, volumes)
+
+
+def _container_ports(ports: list[Any], path: str) -> list[Cause]:
+    """validateContainerPorts, in its order per port: the name (an IANA service name, unique
+    in the container), the container port (given, in range), the host port, the protocol
+    (defaulted to TCP when decoded)."""
+    causes: list[Cause] = []
+    names: set[str] = set()
+    for i, port in enumerate(ports):
+        if not isinstance(port, dict):
+            continue
+        at = f"{path}[{i}]"
+        name = port.get("name")
+        if isinstance(name, str) and name:
+            if errors := port_name_errors(name):
+                causes += [invalid_cause(f"{at}.name", name, error) for error in errors]
+            elif name in names:
+                causes.append(_duplicate(f"{at}.name", name))
+            names.add(name)
+        if not port.get("containerPort"):
+            causes.append(_required(f"{at}.containerPort"))
+        else:
+            causes += _port_number(f"{at}.containerPort", port["containerPort"])
+        if port.get("hostPort"):
+            causes += _port_number(f"{at}.hostPort", port["hostPort"])
+        protocol = port.get("protocol")
+        if isinstance(protocol, str) and protocol and protocol not in _PROTOCOLS:
+            causes.append(_not_supported(f"{at}.protocol", protocol, _PROTOCOLS))
+    return causes
 
 
 def _volume_mounts(mounts: list[Any], path: str, volumes: set[str]) -> list[Cause]:
@@ -215,18 +299,36 @@ def _volume_mounts(mounts: list[Any], path: str, volumes: set[str]) -> list[Caus
 
 
 def _service_ports(svc: dict[str, Any]) -> list[Cause]:
-    causes = []
-    for i, port in enumerate((svc.get("spec") or {}).get("ports") or []):
+    """validateServicePort, in its order per port: the name (required when there are several
+    ports, a DNS-1123 label, unique), the port, the protocol, the target port (a number in
+    range or an IANA service name)."""
+    causes: list[Cause] = []
+    ports = (svc.get("spec") or {}).get("ports") or []
+    names: set[str] = set()
+    for i, port in enumerate(ports if isinstance(ports, list) else []):
         if not isinstance(port, dict):
             continue
-        for field in ("port", "targetPort"):
-            value = port.get(field)
-            if isinstance(value, int) and not isinstance(value, bool) and not 1 <= value <= 65535:
-                causes.append(
-                    invalid_cause(
-                        f"spec.ports[{i}].{field}", value, "must be between 1 and 65535, inclusive"
-                    )
-                )
+        at = f"spec.ports[{i}]"
+        name = port.get("name")
+        if not name and len(ports) > 1:
+            causes.append(_required(f"{at}.name"))
+        elif isinstance(name, str) and name:
+            if detail := dns1123_label_error(name):
+                causes.append(invalid_cause(f"{at}.name", name, detail))
+            if name in names:
+                causes.append(_duplicate(f"{at}.name", name))
+            names.add(name)
+        causes += _port_number(f"{at}.port", port.get("port"))
+        protocol = port.get("protocol")
+        if isinstance(protocol, str) and protocol and protocol not in _PROTOCOLS:
+            causes.append(_not_supported(f"{at}.protocol", protocol, _PROTOCOLS))
+        target = port.get("targetPort")
+        if isinstance(target, str):
+            causes += [
+                invalid_cause(f"{at}.targetPort", target, e) for e in port_name_errors(target)
+            ]
+        else:
+            causes += _port_number(f"{at}.targetPort", target)
     return causes
 
 

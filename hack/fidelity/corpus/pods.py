@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hack.fidelity.corpus.objects import binding, pod, pod_with_resources
 from hack.fidelity.steps import (
     Until,
@@ -16,6 +18,14 @@ from hack.fidelity.steps import (
 )
 
 LIMITS_ONLY = {"limits": {"cpu": "500m", "memory": "256Mi", "huawei.com/Ascend910": "1"}}
+
+
+def _ports(name: str, *ports: dict[str, Any]) -> dict[str, Any]:
+    """A pod whose one container has these ports."""
+    body = pod(name)
+    body["spec"]["containers"][0]["ports"] = list(ports)
+    return body
+
 
 CASES = [
     case(
@@ -219,5 +229,70 @@ CASES = [
         ),
         delete("pods/p", {"gracePeriodSeconds": 0, "preconditions": {"uid": "wrong"}}),
         wait_for("pods/p", Until(has="metadata.deletionTimestamp"), pick=("metadata.name",)),
+    ),
+    # Found by `make fuzz --seed 47`: a container's ports, a pod's restart policy and node
+    # selector are validated (validation._container_ports, label_causes), and a volume
+    # source's scalars are decoded as Go types (typed_fields._volume_source_error).
+    case(
+        "bad-pod-ports-selector-and-volumes",
+        post("pods", _ports("p1", {"name": "\u200b", "containerPort": 80})),
+        post(
+            "pods",
+            _ports(
+                "p2",
+                {"name": "Http", "containerPort": 80},
+                {"name": "a-very-long-port-name", "containerPort": 81},
+                {"name": "1234", "containerPort": 82},
+                {"name": "a--b", "containerPort": 83},
+                {"name": "-ab", "containerPort": 84},
+            ),
+        ),
+        post(
+            "pods",
+            _ports(
+                "p3", {"name": "http", "containerPort": 80}, {"name": "http", "containerPort": 81}
+            ),
+        ),
+        post(
+            "pods",
+            _ports(
+                "p4",
+                {"containerPort": 0},
+                {"containerPort": 70000, "hostPort": 70000, "protocol": "ICMP"},
+            ),
+        ),
+        post(
+            "pods",
+            pod(
+                "p5",
+                nodeSelector={
+                    "accelerator-type": "'; DROP TABLE jobs;--",
+                    "bad key!": "v",
+                    "ok": "x" * 70,
+                },
+            ),
+        ),
+        post("pods", pod("p6", nodeSelector={"a": "b c"}, restartPolicy="Sometimes")),
+        post(
+            "pods",
+            pod("p7", volumes=[{"name": "v", "hostPath": {"path": -1}}], nodeSelector={"a": 5}),
+        ),
+        post("pods", pod("p8", volumes=[{"name": "v", "hostPath": {"path": "/x", "type": 5}}])),
+        post(
+            "pods",
+            pod(
+                "p9",
+                volumes=[{"name": "v", "nfs": {"server": "s", "path": "/x", "readOnly": "yes"}}],
+            ),
+        ),
+        post("pods", pod("p10", volumes=[{"name": "v", "emptyDir": {"medium": 5}}])),
+        post("pods", pod("p11", volumes=[{"name": "v", "secret": {"secretName": 5}}])),
+        post(
+            "pods", pod("p12", volumes=[{"name": "v", "persistentVolumeClaim": {"claimName": 5}}])
+        ),
+        post(
+            "pods",
+            pod("p13", volumes=[{"name": "v", "configMap": {"name": "c", "defaultMode": "x"}}]),
+        ),
     ),
 ]

@@ -79,4 +79,42 @@ CASES = [
             pick=("status",),
         ),
     ),
+    # validateServicePort: a name (required among several ports, a DNS-1123 label, unique),
+    # the port, the protocol, the target port (0 is unset and defaulted to the port).
+    case(
+        "bad-service-ports-422",
+        post("services", service("s1", ports=[{"name": "\u200b", "port": 80}])),
+        post(
+            "services",
+            service(
+                "s2",
+                ports=[
+                    {"name": "a", "port": 80},
+                    {"port": 81},
+                    {"name": "a", "port": 82},
+                    {"name": "Bad_Name", "port": 83},
+                ],
+            ),
+        ),
+        post(
+            "services",
+            service(
+                "s3",
+                ports=[{"name": "x" * 64, "port": 80, "protocol": "ICMP", "targetPort": "Bad--"}],
+            ),
+        ),
+        post(
+            "services",
+            service(
+                "s4",
+                ports=[
+                    {"port": 80, "targetPort": 0},
+                    {"name": "b", "port": 81, "targetPort": 70000},
+                ],
+            ),
+        ),
+        post(
+            "services", service("s5", ports=[{"port": 80, "targetPort": 0}]), pick=("spec.ports",)
+        ),
+    ),
 ]

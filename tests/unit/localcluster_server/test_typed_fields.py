@@ -217,3 +217,32 @@ def test_a_time_that_fails_to_decode_wins_over_a_type_error_noted_before(
 ) -> None:
     """kube-apiserver v1.37.2's answers (fidelity case decode-time-error-wins-400)."""
     assert object_meta_error(meta, "ObjectMeta.metadata.") == error
+
+
+@pytest.mark.parametrize(
+    ("volume", "struct", "field", "shown", "go_type"),
+    [
+        ({"hostPath": {"path": -1}},
+         "HostPathVolumeSource", "hostPath.path", "number", "string"),
+        ({"hostPath": {"path": "/x", "type": 5}},
+         "HostPathVolumeSource", "hostPath.type", "number", "v1.HostPathType"),
+        ({"nfs": {"server": "s", "readOnly": "yes"}},
+         "NFSVolumeSource", "nfs.readOnly", "string", "bool"),
+        ({"emptyDir": {"medium": 5}},
+         "EmptyDirVolumeSource", "emptyDir.medium", "number", "v1.StorageMedium"),
+        ({"secret": {"secretName": 5}},
+         "SecretVolumeSource", "secret.secretName", "number", "string"),
+        ({"configMap": {"name": 5}},
+         "ConfigMapVolumeSource", "configMap.LocalObjectReference.name", "number", "string"),
+        ({"configMap": {"name": "c", "defaultMode": "x"}},
+         "ConfigMapVolumeSource", "configMap.defaultMode", "string", "int32"),
+    ],
+)  # fmt: skip
+def test_a_volume_sources_scalars_are_go_types(
+    volume: dict[str, Any], struct: str, field: str, shown: str, go_type: str
+) -> None:
+    """kube-apiserver v1.37.2's answers (fidelity case bad-pod-ports-selector-and-volumes)."""
+    pod = {"spec": {"volumes": [{"name": "v", **volume}]}}
+    where = f"{struct}.spec.volumes.VolumeSource.{field}"
+    error = f"json: cannot unmarshal {shown} into Go struct field {where} of type {go_type}"
+    assert pod_unmarshal_error(pod) == error

@@ -210,3 +210,71 @@ def test_common_volume_sources_are_defaulted_as_the_api_server_does() -> None:
         {"name": "h", "hostPath": {"path": "/tmp", "type": ""}},
         {"name": "e", "emptyDir": {}},
     ]
+
+
+def _messages(causes: list[dict[str, str]]) -> list[str]:
+    return [f"{c['field']}: {c['message']}" for c in causes]
+
+
+def test_port_names_are_iana_service_names() -> None:
+    """IsValidPortName's problems, each its own cause (kube-apiserver v1.37.2's answers,
+    fidelity case bad-pod-ports-selector-and-volumes)."""
+    assert validation.port_name_errors("http-2") == []
+    assert validation.port_name_errors("\u200b") == [
+        "must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)",
+        "must contain at least one letter (a-z)",
+    ]
+    assert validation.port_name_errors("a-very-long-port-name") == [
+        "must be no more than 15 characters"
+    ]
+    assert validation.port_name_errors("-a--b") == [
+        "must not contain consecutive hyphens",
+        "must not begin or end with a hyphen",
+    ]
+
+
+def test_container_ports_then_env_then_the_pods_policy_and_node_selector() -> None:
+    container = {
+        "name": "c",
+        "ports": [
+            {"name": "http", "containerPort": 80, "protocol": "TCP"},
+            {"name": "http", "containerPort": 0, "hostPort": 70000, "protocol": "ICMP"},
+        ],
+        "env": [{"name": "A", "valueFrom": {}}],
+    }
+    spec = {"containers": [container], "restartPolicy": "Sometimes", "nodeSelector": {"a": "b c"}}
+    assert _messages(validation.on_create("Pod", {"spec": spec})) == [
+        'spec.containers[0].ports[1].name: Duplicate value: "http"',
+        "spec.containers[0].ports[1].containerPort: Required value",
+        "spec.containers[0].ports[1].hostPort: Invalid value: 70000: must be between 1 and "
+        "65535, inclusive",
+        'spec.containers[0].ports[1].protocol: Unsupported value: "ICMP": supported values: '
+        '"SCTP", "TCP", "UDP"',
+        'spec.containers[0].env[0].valueFrom: Invalid value: "": must specify one of: '
+        "`fieldRef`, `resourceFieldRef`, `configMapKeyRef`, `secretKeyRef` or `fileKeyRef`",
+        'spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", '
+        '"OnFailure", "Never"',
+        'spec.nodeSelector: Invalid value: "b c": a valid label must be an empty string or '
+        "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+        "alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+        "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+    ]
+
+
+def test_service_port_names_protocols_and_target_ports() -> None:
+    svc = _svc(
+        ports=[
+            {"name": "a", "port": 80, "targetPort": 80},
+            {"port": 81, "targetPort": 81},
+            {"name": "a", "port": 82, "protocol": "ICMP", "targetPort": "Bad"},
+        ]
+    )
+    assert _messages(validation.on_create("Service", svc)) == [
+        "spec.ports[1].name: Required value",
+        'spec.ports[2].name: Duplicate value: "a"',
+        'spec.ports[2].protocol: Unsupported value: "ICMP": supported values: "SCTP", "TCP", "UDP"',
+        'spec.ports[2].targetPort: Invalid value: "Bad": must contain only alpha-numeric '
+        "characters (a-z, 0-9), and hyphens (-)",
+    ]
+    one = _svc(ports=[{"port": 80, "targetPort": 80}])
+    assert validation.on_create("Service", one) == []  # one port needs no name
