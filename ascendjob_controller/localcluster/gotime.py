@@ -256,7 +256,7 @@ def format_utc(instant: Instant, micro: bool = False) -> str | None:
 def stored(value: str, micro: bool = False) -> str | None:
     """What the server stores for a time string that parses: `format_utc(parse(value))`."""
     if _canonical(value, micro):
-        return None if value.startswith("0001-01-01T00:00:00") and value in _ZERO_TEXT else value
+        return None if value in _ZERO_TEXT else value
     return format_utc(parse(value, micro), micro)
 
 

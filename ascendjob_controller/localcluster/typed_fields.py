@@ -368,11 +368,6 @@ def _owner_reference_error(references: list[Any], prefix: str) -> str | None:
     return None
 
 
-def rfc3339_error(value: str) -> str | None:
-    """Go's `time.Parse(time.RFC3339, value)` error as metav1.Time reports it, else None."""
-    return gotime.error(value)
-
-
 #: An integer this large is no float64 either (float() would raise).
 _BEYOND_FLOAT = 2**1024
 #: Floats at or beyond this size are no JSON integers to kube-openapi (IsFloat64AJSONInteger).

@@ -10,7 +10,7 @@ from ascendjob_controller.localcluster.typed_fields import (
     go_numbers,
     object_meta_error,
     pod_unmarshal_error,
-    rfc3339_error,
+    time_field_error,
 )
 
 
@@ -124,8 +124,8 @@ LAYOUT = '"2006-01-02T15:04:05Z07:00"'
         ("2020-13-01T00:00:00Z", 'parsing time "2020-13-01T00:00:00Z": month out of range'),
     ],
 )  # fmt: skip
-def test_rfc3339_error_words_it_as_go(value: str, error: str | None) -> None:
-    assert rfc3339_error(value) == error
+def test_a_time_field_error_words_it_as_go(value: str, error: str | None) -> None:
+    assert time_field_error(value, "ObjectMeta.metadata.creationTimestamp") == error
 
 
 def test_go_numbers_turns_integral_floats_into_ints_in_place() -> None:
