@@ -17,8 +17,9 @@ import re
 from typing import Any
 
 from ascendjob_controller.localcluster.errors import ApiError, bad_request
+from ascendjob_controller.localcluster.goquote import go_quote
 from ascendjob_controller.localcluster.resources import ResourceType
-from ascendjob_controller.localcluster.typed_fields import json_type
+from ascendjob_controller.localcluster.typed_fields import json_type, object_meta_error
 
 
 def excerpt(raw: bytes) -> str:
@@ -106,8 +107,25 @@ def custom_envelope_error(rt: ResourceType, body: Any, raw: bytes) -> ApiError |
         )
     api_version = body.get("apiVersion") or ""
     if api_version != rt.group_version:
+        decode = _metadata_decode_error(body.get("metadata"))
+        if decode is not None:
+            # The body is decoded before its version is compared: a metadata decode error is
+            # reported first, naming the body's own version.
+            version = go_quote(api_version.rpartition("/")[2])
+            return bad_request(
+                f"{rt.kind} in version {version} cannot be handled as a {rt.kind}: {decode}"
+            )
         return bad_request(
             f"the API version in the data ({api_version}) does not match the expected API "
             f"version ({rt.group_version})"
         )
     return None
+
+
+def _metadata_decode_error(meta: Any) -> str | None:
+    """Go's decode error for a custom resource's metadata, as `verbs.check_body` finds it."""
+    if meta is None:
+        return None
+    if not isinstance(meta, dict):
+        return f"json: cannot unmarshal {json_type(meta)} into Go value of type v1.ObjectMeta"
+    return object_meta_error(meta, "ObjectMeta.", typed=False)

@@ -236,7 +236,25 @@ def _container(container: dict[str, Any], path: str, volumes: set[str]) -> list[
         if isinstance(source, dict) and not any(source.get(k) for k in _ENV_SOURCES):
             causes.append(invalid_cause(f"{path}.env[{i}].valueFrom", "", _ENV_SOURCE_MESSAGE))
     mounts = container.get("volumeMounts")
-    return causes + _volume_mounts(mounts if isinstance(mounts, list) else [], path, volumes)
+    causes += _volume_mounts(mounts if isinstance(mounts, list) else [], path, volumes)
+    return causes + _image(container.get("image"), f"{path}.image")
+
+
+#: Go's unicode.IsSpace, which strings.TrimSpace trims (Python's str.strip() also trims
+#: \x1c-\x1f).
+_GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2028\u2029\u202f\u205f\u3000" + "".join(
+    chr(c) for c in range(0x2000, 0x200B)
+)
+
+
+def _image(image: Any, field: str) -> list[Cause]:
+    """validateContainers' image checks, after the checks common to every container: given,
+    and no leading or trailing whitespace."""
+    if not image:
+        return [_required(field)]
+    if isinstance(image, str) and image != image.strip(_GO_SPACE):
+        return [invalid_cause(field, image, "must not have leading or trailing whitespace")]
+    return []
 
 
 def _container_ports(ports: list[Any], path: str) -> list[Cause]:

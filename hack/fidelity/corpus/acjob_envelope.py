@@ -196,6 +196,16 @@ CASES = [
         Step("POST", ns_path("configmaps"), configmap("c2", generation="x", creationTimestamp=7)),
         Step("POST", ns_path("configmaps"), configmap("c3", generation="x", finalizers=[1])),
     ),
+    # Found by `make fuzz --seed 53`: the body is decoded before its apiVersion is compared,
+    # so a metadata decode error comes first, naming the body's own version.
+    case(
+        "acjob-metadata-error-before-version-400",
+        _post(_with(apiVersion="\ud7ff\ue000", metadata={"name": "j", "annotations": {"a": True}})),
+        _post(_with(apiVersion="x/v9", metadata={"name": "j", "annotations": {"a": True}})),
+        _post(_with(apiVersion="mindxdl.gitee.com/v2", metadata={"name": "j", "labels": {"a": 5}})),
+        _post(_with(apiVersion="weird", metadata=[1])),
+        _post(_with(apiVersion="weird")),
+    ),
     case("acjob-api-version-missing-400", _post(_without("apiVersion"))),
     case("acjob-kind-number-400", _post(_with(kind=5))),
 ]

@@ -27,6 +27,17 @@ def _ports(name: str, *ports: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+def _image(name: str, image: str | None, **container: Any) -> dict[str, Any]:
+    """A pod whose one container has this image (None: no image at all)."""
+    body = pod(name)
+    body["spec"]["containers"][0].update(container)
+    if image is None:
+        del body["spec"]["containers"][0]["image"]
+    else:
+        body["spec"]["containers"][0]["image"] = image
+    return body
+
+
 CASES = [
     case(
         "pod-create-defaults-and-admission",
@@ -294,5 +305,13 @@ CASES = [
             "pods",
             pod("p13", volumes=[{"name": "v", "configMap": {"name": "c", "defaultMode": "x"}}]),
         ),
+    ),
+    # Found by `make fuzz --seed 53`: a container's image is required and may not start or
+    # end with whitespace, checked after the checks common to every container.
+    case(
+        "bad-pod-image-422",
+        post("pods", _image("i1", " ", ports=[{"name": "Bad", "containerPort": 80}])),
+        post("pods", _image("i2", " busybox")),
+        post("pods", _image("i3", None)),
     ),
 ]

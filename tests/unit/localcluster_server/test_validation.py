@@ -15,25 +15,33 @@ def test_pod_needs_containers() -> None:
     assert validation.on_create("Pod", {"spec": {"containers": []}}) == [
         {"reason": "FieldValueRequired", "message": "Required value", "field": "spec.containers"}
     ]
-    assert validation.on_create("Pod", {"spec": {"containers": [{"name": "c"}]}}) == []
+    assert (
+        validation.on_create("Pod", {"spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+        == []
+    )
 
 
 def test_pod_container_volume_and_mount_names() -> None:
     spec = {
         "initContainers": [
-            {"name": "init-1", "volumeMounts": [{"name": "ranktable", "mountPath": "/r"}]}
+            {
+                "name": "init-1",
+                "image": "i",
+                "volumeMounts": [{"name": "ranktable", "mountPath": "/r"}],
+            }
         ],
         "containers": [
             {
                 "name": "UPPER",
+                "image": "i",
                 "volumeMounts": [
                     {"name": "nowhere"},
                     {"mountPath": "/x"},
                     {"name": "ranktable", "mountPath": "/x"},
                 ],
             },
-            {"name": "x" * 64},
-            {},
+            {"name": "x" * 64, "image": "i"},
+            {"image": "i"},
         ],
         "volumes": [{"name": "ranktable"}, {"emptyDir": {}}],
     }
@@ -60,8 +68,8 @@ def test_pod_container_volume_and_mount_names() -> None:
     assert causes[7]["message"].endswith(": must be no more than 63 characters")
     valid = {
         "containers": [
-            {"name": "ascend", "volumeMounts": [{"name": "v", "mountPath": "/v"}]},
-            {"name": "a-1", "volumeMounts": [{"name": "v", "mountPath": "/v"}]},
+            {"name": "ascend", "image": "i", "volumeMounts": [{"name": "v", "mountPath": "/v"}]},
+            {"name": "a-1", "image": "i", "volumeMounts": [{"name": "v", "mountPath": "/v"}]},
         ],
         "volumes": [{"name": "v"}],
     }
@@ -73,6 +81,7 @@ def test_pod_env_sources_and_nfs_paths() -> None:
         "containers": [
             {
                 "name": "c",
+                "image": "i",
                 "env": [
                     {"name": "A", "value": "1"},
                     {"name": "B", "valueFrom": {}},
@@ -177,7 +186,10 @@ def test_a_host_path_volume_needs_a_path_without_backsteps() -> None:
     """kube-apiserver v1.37's answers to the same pods (make fuzz, seed 41)."""
 
     def causes(host_path: dict[str, Any]) -> list[tuple[str, str]]:
-        spec = {"containers": [{"name": "c"}], "volumes": [{"name": "v", "hostPath": host_path}]}
+        spec = {
+            "containers": [{"name": "c", "image": "busybox"}],
+            "volumes": [{"name": "v", "hostPath": host_path}],
+        }
         return [(c["field"], c["message"]) for c in validation.on_create("Pod", {"spec": spec})]
 
     required = [("spec.volumes[0].hostPath.path", "Required value")]
@@ -195,7 +207,7 @@ def test_common_volume_sources_are_defaulted_as_the_api_server_does() -> None:
     from ascendjob_controller.localcluster.builtin import default_pod_spec
 
     spec: dict[str, Any] = {
-        "containers": [{"name": "c"}],
+        "containers": [{"name": "c", "image": "busybox"}],
         "volumes": [
             {"name": "c", "configMap": {"name": "rt"}},
             {"name": "s", "secret": {"secretName": "x", "defaultMode": 256}},
@@ -236,6 +248,7 @@ def test_port_names_are_iana_service_names() -> None:
 def test_container_ports_then_env_then_the_pods_policy_and_node_selector() -> None:
     container = {
         "name": "c",
+        "image": "i",
         "ports": [
             {"name": "http", "containerPort": 80, "protocol": "TCP"},
             {"name": "http", "containerPort": 0, "hostPort": 70000, "protocol": "ICMP"},
@@ -278,3 +291,19 @@ def test_service_port_names_protocols_and_target_ports() -> None:
     ]
     one = _svc(ports=[{"port": 80, "targetPort": 80}])
     assert validation.on_create("Service", one) == []  # one port needs no name
+
+
+def test_a_container_image_is_given_without_surrounding_space() -> None:
+    """validateContainers' image checks come after the common ones (kube-apiserver v1.37.2:
+    a bad port name is listed before the image's cause)."""
+    bad_port = {"name": "c", "image": " ", "ports": [{"name": "Bad", "containerPort": 80}]}
+    assert _messages(validation.on_create("Pod", {"spec": {"containers": [bad_port]}}))[1:] == [
+        'spec.containers[0].image: Invalid value: " ": must not have leading or trailing whitespace'
+    ]
+    for image, message in ((None, "Required value"), ("", "Required value"), ("\u3000x", None)):
+        spec = {"containers": [{"name": "c", "image": image}]}
+        got = _messages(validation.on_create("Pod", {"spec": spec}))
+        assert got == [f"spec.containers[0].image: {message}"] if message else len(got) == 1
+    assert (
+        validation.on_create("Pod", {"spec": {"containers": [{"name": "c", "image": "x"}]}}) == []
+    )
