@@ -19,7 +19,11 @@ from typing import Any
 from ascendjob_controller.localcluster.errors import ApiError, bad_request
 from ascendjob_controller.localcluster.goquote import go_quote
 from ascendjob_controller.localcluster.resources import ResourceType
-from ascendjob_controller.localcluster.typed_fields import json_type, object_meta_error
+from ascendjob_controller.localcluster.typed_fields import (
+    json_type,
+    object_meta_error,
+    object_meta_type_error,
+)
 
 
 def excerpt(raw: bytes) -> str:
@@ -107,7 +111,7 @@ def custom_envelope_error(rt: ResourceType, body: Any, raw: bytes) -> ApiError |
         )
     api_version = body.get("apiVersion") or ""
     if api_version != rt.group_version:
-        decode = _metadata_decode_error(body.get("metadata"))
+        decode = _metadata_decode_error(rt, body.get("metadata"))
         if decode is not None:
             # The body is decoded before its version is compared: a metadata decode error is
             # reported first, naming the body's own version.
@@ -122,10 +126,10 @@ def custom_envelope_error(rt: ResourceType, body: Any, raw: bytes) -> ApiError |
     return None
 
 
-def _metadata_decode_error(meta: Any) -> str | None:
+def _metadata_decode_error(rt: ResourceType, meta: Any) -> str | None:
     """Go's decode error for a custom resource's metadata, as `verbs.check_body` finds it."""
     if meta is None:
         return None
     if not isinstance(meta, dict):
-        return f"json: cannot unmarshal {json_type(meta)} into Go value of type v1.ObjectMeta"
+        return object_meta_type_error(meta, rt)
     return object_meta_error(meta, "ObjectMeta.", typed=False)

@@ -291,6 +291,13 @@ def unmarshal_type_error(value: Any, field: str, go_type: str, number: str | Non
     return f"json: cannot unmarshal {shown} into Go struct field {field} of type {go_type}"
 
 
+def object_meta_type_error(meta: Any, rt: Any) -> str:
+    """Go's error for a metadata that is no object: a field of a built-in kind's struct, a
+    value of its own for a custom resource (`rt`, a ResourceType, tells which)."""
+    where = f"Go struct field {rt.kind}.metadata" if rt.builtin else "Go value"
+    return f"json: cannot unmarshal {json_type(meta)} into {where} of type v1.ObjectMeta"
+
+
 def object_meta_error(meta: dict[str, Any], prefix: str, typed: bool = True) -> str | None:
     """Go's decode error for ObjectMeta (see `object_meta_errors`), else None."""
     at_once, first = object_meta_errors(meta, prefix, typed)

@@ -54,6 +54,7 @@ from ascendjob_controller.localcluster.typed_fields import (
     go_numbers,
     json_type,
     object_meta_errors,
+    object_meta_type_error,
     pod_unmarshal_error,
 )
 
@@ -893,11 +894,7 @@ class Api:
         if meta is None:
             meta = obj["metadata"] = {}
         if not isinstance(meta, dict):
-            where = f"Go struct field {rt.kind}.metadata" if rt.builtin else "Go value"
-            raise bad_request(
-                f"{cannot}: json: cannot unmarshal {json_type(meta)} into {where} of type "
-                "v1.ObjectMeta"
-            )
+            raise bad_request(f"{cannot}: {object_meta_type_error(meta, rt)}")
         unmarshal = _unmarshal_error(rt, obj, meta)
         if unmarshal is not None:
             raise bad_request(f"{cannot}: {unmarshal}")
