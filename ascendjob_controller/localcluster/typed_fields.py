@@ -157,30 +157,25 @@ def _volumes_error(volumes: Any) -> str | None:
     return None
 
 
-#: A volume source's scalar fields by Go type (`.` marks a field of an embedded struct).
+#: A volume source's scalar fields by Go type.
 _VOLUME_SOURCE_FIELDS: dict[str, dict[str, str]] = {
     "hostPath": {"path": "string", "type": "v1.HostPathType"},
     "nfs": {"server": "string", "path": "string", "readOnly": "bool"},
     "emptyDir": {"medium": "v1.StorageMedium"},
-    "configMap": {"LocalObjectReference.name": "string", "defaultMode": "int32"},
+    "configMap": {"name": "string", "defaultMode": "int32"},
     "secret": {"secretName": "string", "defaultMode": "int32"},
     "persistentVolumeClaim": {"claimName": "string", "readOnly": "bool"},
 }
+#: A configMap source's name is a field of its embedded LocalObjectReference to Go.
+_VOLUME_SOURCE_GO_NAMES = {"configMap": {"name": "LocalObjectReference.name"}}
 
 
 def _volume_source_error(key: str, source: dict[str, Any]) -> str | None:
     """The first scalar of a volume source that is not of its Go type, in the body's order
     (`HostPathVolumeSource.spec.volumes.VolumeSource.hostPath.path of type string`)."""
-    fields = {name.rpartition(".")[2]: name for name in _VOLUME_SOURCE_FIELDS.get(key, {})}
     where = f"{_VOLUME_SOURCES[key][3:]}.spec.volumes.VolumeSource.{key}"
-    for name, value in source.items():
-        if value is None or name not in fields:
-            continue
-        go_name = fields[name]
-        found = scalar_error(value, f"{where}.{go_name}", _VOLUME_SOURCE_FIELDS[key][go_name])
-        if found is not None:
-            return found
-    return None
+    types = _VOLUME_SOURCE_FIELDS.get(key, {})
+    return _fields_error(source, where, types, _VOLUME_SOURCE_GO_NAMES.get(key))
 
 
 def _list_error(value: Any, field: str, list_type: str, item_type: str) -> str | None:
@@ -229,20 +224,29 @@ def _struct_list_error(
         return found
     where = f"{struct}.{field.split('.', 1)[1]}.{key}"
     for item in items:
-        for name, value in (item or {}).items():
-            go_type = scalars.get(name)
-            if value is None or go_type is None:
-                continue
-            if go_type in _GO_STRUCTS:
-                found = (
-                    None
-                    if isinstance(value, dict)
-                    else unmarshal_type_error(value, f"{where}.{name}", go_type)
-                )
-            else:
-                found = scalar_error(value, f"{where}.{name}", go_type)
-            if found is not None:
-                return found
+        found = _fields_error(item or {}, where, scalars)
+        if found is not None:
+            return found
+    return None
+
+
+def _fields_error(
+    obj: dict[str, Any], where: str, types: dict[str, str], go_names: dict[str, str] | None = None
+) -> str | None:
+    """The first of a struct's known fields that is not of its Go type, in the body's order
+    (`where` names the struct; `go_names` the fields Go names otherwise, an embedded struct's).
+    A struct-typed field (`_GO_STRUCTS`) must be an object."""
+    for name, value in obj.items():
+        go_type = types.get(name)
+        if value is None or go_type is None:
+            continue
+        field = f"{where}.{(go_names or {}).get(name, name)}"
+        if go_type in _GO_STRUCTS:
+            found = None if isinstance(value, dict) else unmarshal_type_error(value, field, go_type)
+        else:
+            found = scalar_error(value, field, go_type)
+        if found is not None:
+            return found
     return None
 
 
@@ -365,13 +369,9 @@ _OWNER_FIELDS |= {"controller": "bool", "blockOwnerDeletion": "bool"}
 def _owner_reference_error(references: list[Any], prefix: str) -> str | None:
     """The first ownerReferences field of the wrong type (`prefix` names the list)."""
     for reference in references:
-        for key, value in (reference or {}).items():
-            go_type = _OWNER_FIELDS.get(key)
-            if go_type is None or value is None:
-                continue
-            want = bool if go_type == "bool" else str
-            if not isinstance(value, want):
-                return unmarshal_type_error(value, f"{prefix}.{key}", go_type)
+        found = _fields_error(reference or {}, prefix, _OWNER_FIELDS)
+        if found is not None:
+            return found
     return None
 
 
